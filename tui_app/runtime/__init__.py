@@ -1,0 +1,1 @@
+"""Vigil's tool runtime: UI-agnostic, observable as session events. Never imports Textual."""

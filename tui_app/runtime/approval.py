@@ -1,0 +1,164 @@
+"""The ApprovalBroker: a request is registered, then announced; then the user's answer and the
+PermissionRequest hooks race, and the first answer wins.
+
+Registering before announcing matters: a client that answers the instant it sees the request
+must find it waiting (a broker that announces first drops such answers and the dialog is dead).
+The client API (`pending`, `answer`) is thread-safe, so a UI on another thread can drive it.
+An answer must echo the sha256 of the exact input it was shown; anything else is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tui_app.runtime.contract import ApprovalPreview
+
+NO_CLIENT_MESSAGE = "No permission client configured"
+
+
+def input_sha256(data: Any) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    request_id: str
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+    input_sha256: str
+    summary: str
+    reason: str = ""
+    #: who made this an ask: rule, mode, hook or tool
+    asked_by: str = "mode"
+    preview: ApprovalPreview | None = None
+    suggested_rules: tuple[str, ...] = ()
+    created: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    decision: Literal["allow", "deny"]
+    decided_by: Literal["user", "hook", "no_client", "timeout"] = "user"
+    #: the hash of the input the answer was given for (required from users)
+    input_sha256: str = ""
+    reason: str = ""
+    #: deny with feedback: the text reaches the model in the tool result
+    feedback: str | None = None
+    #: always allow: save these rules (the suggested ones when empty)
+    always: bool = False
+    rules: tuple[str, ...] = ()
+    destination: str = "localSettings"
+    #: from PermissionRequest hooks
+    updated_input: dict[str, Any] | None = None
+    updated_permissions: tuple[dict[str, Any], ...] = ()
+    interrupt: bool = False
+
+
+@dataclass
+class _Pending:
+    request: ApprovalRequest
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[ApprovalAnswer]
+    resolved: bool = False
+
+
+HookRacer = Callable[[], Awaitable[ApprovalAnswer | None]]
+
+
+class ApprovalBroker:
+    """`interactive=False` (headless): only hooks can answer, else the call is denied with
+    "No permission client configured"."""
+
+    def __init__(self, interactive: bool = False, timeout_s: float | None = None) -> None:
+        self.interactive = interactive
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._pending: dict[str, _Pending] = {}
+        self._ids = itertools.count(1)
+
+    def new_request_id(self) -> str:
+        return f"perm-{next(self._ids)}"
+
+    # ---- client side (any thread) -----------------------------------------------------------
+
+    def pending(self) -> list[ApprovalRequest]:
+        with self._lock:
+            return [p.request for p in self._pending.values() if not p.resolved]
+
+    def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
+        """Deliver a user's answer. False if the request is gone, already decided, or the answer
+        was given for another input than the one being decided."""
+        if answer.input_sha256 == "":
+            return False
+        return self._claim(request_id, answer, check_hash=True)
+
+    # ---- runtime side -----------------------------------------------------------------------
+
+    def _claim(self, request_id: str, answer: ApprovalAnswer, check_hash: bool) -> bool:
+        with self._lock:
+            entry = self._pending.get(request_id)
+            if entry is None or entry.resolved:
+                return False
+            if check_hash and answer.input_sha256 != entry.request.input_sha256:
+                return False
+            entry.resolved = True
+        entry.loop.call_soon_threadsafe(_settle, entry.future, answer)
+        return True
+
+    async def decide(
+        self,
+        request: ApprovalRequest,
+        announce: Callable[[], None],
+        hook: HookRacer | None = None,
+    ) -> ApprovalAnswer:
+        loop = asyncio.get_running_loop()
+        entry = _Pending(request, loop, loop.create_future())
+        with self._lock:
+            self._pending[request.request_id] = entry
+        hook_task: asyncio.Future[None] | None = None
+        try:
+            announce()
+            if hook is not None:
+                hook_task = asyncio.ensure_future(self._race_hook(request, hook))
+            elif not self.interactive:
+                self._claim(request.request_id, _no_client(), check_hash=False)
+            if self.timeout_s is None:
+                return await entry.future
+            try:
+                return await asyncio.wait_for(asyncio.shield(entry.future), self.timeout_s)
+            except TimeoutError:
+                self._claim(request.request_id, ApprovalAnswer(
+                    "deny", "timeout", reason=f"No answer within {self.timeout_s:g}s"), check_hash=False)
+                return await entry.future
+        finally:
+            with self._lock:
+                entry.resolved = True
+                self._pending.pop(request.request_id, None)
+            if hook_task is not None and not hook_task.done():
+                hook_task.cancel()
+
+    async def _race_hook(self, request: ApprovalRequest, hook: HookRacer) -> None:
+        answer = await hook()
+        if answer is not None:
+            self._claim(request.request_id, answer, check_hash=False)
+        elif not self.interactive:
+            self._claim(request.request_id, _no_client(), check_hash=False)
+
+
+def _settle(future: asyncio.Future[ApprovalAnswer], answer: ApprovalAnswer) -> None:
+    if not future.done():
+        future.set_result(answer)
+
+
+def _no_client() -> ApprovalAnswer:
+    return ApprovalAnswer("deny", "no_client", reason=NO_CLIENT_MESSAGE)

@@ -1,0 +1,99 @@
+"""The conversation sent to the model, as a projection of session events.
+
+The live session and `--resume` use the same builder, so the messages the model gets after a
+restart are the messages it would have got without one. Tool results are committed in the
+model's order (the order of the tool_use blocks), never in the order they finished.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tui_app.runtime.events import (
+    AssistantText,
+    AssistantThinking,
+    ModelStepEnded,
+    ModelStepStarted,
+    ToolBatchComplete,
+    ToolCallError,
+    ToolCallRequested,
+    ToolCallResult,
+    TurnEnded,
+    UserMessage,
+)
+from tui_app.runtime.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+
+
+@dataclass
+class ConversationBuilder:
+    messages: list[Message] = field(default_factory=list)
+    _assistant: dict[int, Block] = field(default_factory=dict)
+    _call_order: list[str] = field(default_factory=list)
+    _results: dict[str, ToolResultBlock] = field(default_factory=dict)
+
+    def feed(self, event: Any) -> None:
+        if isinstance(event, AssistantText):
+            if event.text:
+                self._assistant[event.index] = TextBlock(text=event.text)
+        elif isinstance(event, AssistantThinking):
+            self._assistant[event.index] = ThinkingBlock(raw=event.raw)
+        elif isinstance(event, ToolCallRequested):
+            self._assistant[event.index] = ToolUseBlock(id=event.call_id or "", name=event.name,
+                                                        input=event.input)
+            self._call_order.append(event.call_id or "")
+        elif isinstance(event, ToolCallResult | ToolCallError):
+            if event.call_id in self._call_order:
+                self._results[event.call_id] = ToolResultBlock(
+                    tool_use_id=event.call_id, content=event.model_content,
+                    is_error=isinstance(event, ToolCallError))
+        elif isinstance(event, ModelStepEnded):
+            self._flush_assistant()
+        elif isinstance(event, ToolBatchComplete):
+            self._flush_results()
+        elif isinstance(event, UserMessage):
+            self._flush_all()
+            self.messages.append(Message(role="user", content=[TextBlock(text=event.text)]))
+        elif isinstance(event, ModelStepStarted | TurnEnded):
+            self._flush_all()
+
+    def _flush_all(self) -> None:
+        self._flush_assistant()
+        self._flush_results()
+
+    def _flush_assistant(self) -> None:
+        if self._assistant:
+            blocks = [self._assistant[i] for i in sorted(self._assistant)]
+            self.messages.append(Message(role="assistant", content=blocks))
+            self._assistant = {}
+
+    def _flush_results(self) -> None:
+        if not self._call_order:
+            return
+        # a call with no recorded result (log cut short by a crash) still needs one: the model
+        # API rejects a tool_use without its tool_result
+        blocks: list[Block] = [
+            self._results.get(cid) or ToolResultBlock(
+                tool_use_id=cid, content="Tool result lost: the session ended before the call finished.",
+                is_error=True)
+            for cid in self._call_order
+        ]
+        self.messages.append(Message(role="user", content=blocks))
+        self._call_order = []
+        self._results = {}
+
+    def snapshot(self) -> list[Message]:
+        """The messages as the model would see them now (pending results flushed in a copy)."""
+        if not self._assistant and not self._call_order:
+            return list(self.messages)
+        clone = ConversationBuilder(list(self.messages), dict(self._assistant), list(self._call_order),
+                                    dict(self._results))
+        clone._flush_all()
+        return clone.messages
+
+
+def rebuild_conversation(events: list[Any]) -> list[Message]:
+    builder = ConversationBuilder()
+    for event in events:
+        builder.feed(event)
+    return builder.snapshot()

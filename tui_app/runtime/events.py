@@ -1,0 +1,338 @@
+"""Session events: every fact of a session, in order. Everything else is a projection of these.
+
+Each event is a small frozen pydantic model discriminated by `type`. `seq`, `session_id` and `ts`
+are stamped by the session when the event is emitted. Events marked `ephemeral` (text deltas)
+are delivered to live subscribers but never written to the log; the log keeps their coalesced
+form (AssistantText).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from tui_app.runtime.contract import ToolFlags
+from tui_app.runtime.display import Display
+from tui_app.runtime.messages import ObservationContent, ToolDefinition
+
+ErrorPhase = Literal[
+    "lookup", "validate", "precondition", "hook", "permission", "execute", "timeout", "cancel",
+    "output", "post_hook",
+]
+SideEffects = Literal["none", "unknown", "applied"]
+Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    ephemeral: ClassVar[bool] = False
+
+    seq: int = 0
+    session_id: str = ""
+    ts: float = 0.0
+    turn_id: str | None = None
+    call_id: str | None = None
+
+
+# ---- session ---------------------------------------------------------------------------------
+
+class SessionStarted(_Event):
+    type: Literal["SessionStarted"] = "SessionStarted"
+    cwd: str
+    provider: str
+    model: str
+    permission_mode: str
+    vigil_version: str = ""
+    resumed_from: str | None = None
+    title: str | None = None
+
+
+class SettingsLoaded(_Event):
+    """Which settings files were read, and which could not be (file, line, reason)."""
+
+    type: Literal["SettingsLoaded"] = "SettingsLoaded"
+    files: list[str] = Field(default_factory=list)
+    errors: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ToolMenu(_Event):
+    """A snapshot of the tools the model is shown; a new one only when the menu changes (MCP)."""
+
+    type: Literal["ToolMenu"] = "ToolMenu"
+    tools: list[ToolDefinition]
+    sha256: str = ""
+
+
+class McpServerStatus(_Event):
+    type: Literal["McpServerStatus"] = "McpServerStatus"
+    server: str
+    status: Literal["connecting", "connected", "failed", "disconnected"]
+    tools: int = 0
+    message: str = ""
+    log_path: str | None = None
+
+
+class Warning(_Event):
+    """Something the user should know that did not fail the session (a hook that timed out, an
+    artifact write that fell back to truncation, a settings file that did not parse)."""
+
+    type: Literal["Warning"] = "Warning"
+    code: str
+    message: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class SessionEnded(_Event):
+    type: Literal["SessionEnded"] = "SessionEnded"
+    reason: str = "exit"
+
+
+# ---- turns and model steps -------------------------------------------------------------------
+
+class TurnStarted(_Event):
+    type: Literal["TurnStarted"] = "TurnStarted"
+    prompt: str
+
+
+class UserMessage(_Event):
+    type: Literal["UserMessage"] = "UserMessage"
+    text: str
+    #: hook context or feedback added to the prompt (UserPromptSubmit, Stop-hook instructions)
+    source: Literal["user", "hook", "stop_hook"] = "user"
+
+
+class ModelStepStarted(_Event):
+    type: Literal["ModelStepStarted"] = "ModelStepStarted"
+    step: int
+    model: str = ""
+
+
+class AssistantTextDelta(_Event):
+    ephemeral: ClassVar[bool] = True
+    type: Literal["AssistantTextDelta"] = "AssistantTextDelta"
+    step: int
+    index: int
+    text: str
+
+
+class AssistantText(_Event):
+    """One complete text block of the assistant (the coalesced deltas)."""
+
+    type: Literal["AssistantText"] = "AssistantText"
+    step: int
+    index: int
+    text: str
+
+
+class AssistantThinking(_Event):
+    type: Literal["AssistantThinking"] = "AssistantThinking"
+    step: int
+    index: int
+    raw: dict[str, Any]
+
+
+class ModelRetry(_Event):
+    type: Literal["ModelRetry"] = "ModelRetry"
+    attempt: int
+    max_attempts: int
+    status: int | None = None
+    reason: str
+    wait_ms: int
+
+
+class ModelStepEnded(_Event):
+    type: Literal["ModelStepEnded"] = "ModelStepEnded"
+    step: int
+    stop_reason: str | None = None
+    usage: dict[str, int] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class TurnEnded(_Event):
+    type: Literal["TurnEnded"] = "TurnEnded"
+    reason: Literal["completed", "max_turns", "interrupted", "error", "stopped", "rejected"]
+    steps: int = 0
+    message: str = ""
+    usage: dict[str, int] = Field(default_factory=dict)
+    duration_ms: int = 0
+
+
+# ---- tool calls ------------------------------------------------------------------------------
+
+class ToolCallRequested(_Event):
+    type: Literal["ToolCallRequested"] = "ToolCallRequested"
+    step: int
+    index: int
+    name: str
+    input: Any
+
+
+class ToolCallScheduled(_Event):
+    type: Literal["ToolCallScheduled"] = "ToolCallScheduled"
+    batch: int
+    group: int
+    groups: list[list[str]]
+
+
+class PermissionRequested(_Event):
+    type: Literal["PermissionRequested"] = "PermissionRequested"
+    request_id: str
+    tool: str
+    input: dict[str, Any]
+    input_sha256: str
+    summary: str
+    reason: str = ""
+    decided_by: Decider = "mode"
+    risk: str = "medium"
+    side_effect_scope: str = "workspace"
+    preview_kind: str = "text"
+    preview: str = ""
+    preview_display: Display | None = None
+    suggested_rules: list[str] = Field(default_factory=list)
+    #: what the "interactive" half of the race is (False → nobody but hooks can answer)
+    interactive: bool = True
+
+
+class PermissionResolved(_Event):
+    type: Literal["PermissionResolved"] = "PermissionResolved"
+    request_id: str | None = None
+    decision: Literal["allow", "deny"]
+    decided_by: Decider
+    reason: str = ""
+    rule: str | None = None
+    saved_rules: list[str] = Field(default_factory=list)
+    feedback: str | None = None
+    wait_ms: int = 0
+
+
+class HookRun(_Event):
+    type: Literal["HookRun"] = "HookRun"
+    event: str
+    command: str
+    status: Literal["ok", "blocked", "error", "timeout", "spawn_failed"]
+    exit_code: int | None = None
+    duration_ms: int = 0
+    decision: str | None = None
+    message: str = ""
+
+
+class ToolCallStarted(_Event):
+    type: Literal["ToolCallStarted"] = "ToolCallStarted"
+    tool: str
+    input: dict[str, Any]
+    target: str = ""
+    flags: ToolFlags
+    timeout_ms: int | None = None
+    group: int = 0
+
+
+class ToolCallProgress(_Event):
+    type: Literal["ToolCallProgress"] = "ToolCallProgress"
+    kind: Literal["output", "progress", "message"]
+    stream: Literal["stdout", "stderr"] | None = None
+    text: str = ""
+    progress: float | None = None
+    total: float | None = None
+
+
+class CallMetrics(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    total_ms: int = 0
+    permission_wait_ms: int = 0
+    exec_ms: int = 0
+    bytes_out: int = 0
+
+
+class ArtifactRef(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    artifact_id: str
+    uri: str
+    path: str
+    bytes: int
+    lines: int | None = None
+
+
+class ToolCallResult(_Event):
+    type: Literal["ToolCallResult"] = "ToolCallResult"
+    tool: str
+    model_content: ObservationContent
+    #: tool output is data, never instructions
+    untrusted: bool = True
+    display: Display | None = None
+    truncated: bool = False
+    original_bytes: int = 0
+    sent_bytes: int = 0
+    strategy: Literal["inline", "truncate", "artifact"] = "inline"
+    artifacts: list[ArtifactRef] = Field(default_factory=list)
+    metrics: CallMetrics = CallMetrics()
+    stop_turn: bool = False
+
+
+class ToolCallError(_Event):
+    type: Literal["ToolCallError"] = "ToolCallError"
+    tool: str
+    phase: ErrorPhase
+    code: str
+    message: str
+    model_content: ObservationContent
+    untrusted: bool = True
+    side_effects: SideEffects = "none"
+    retryable: bool = False
+    display: Display | None = None
+    truncated: bool = False
+    original_bytes: int = 0
+    sent_bytes: int = 0
+    artifacts: list[ArtifactRef] = Field(default_factory=list)
+    metrics: CallMetrics = CallMetrics()
+    stop_turn: bool = False
+
+
+class ToolBatchComplete(_Event):
+    type: Literal["ToolBatchComplete"] = "ToolBatchComplete"
+    batch: int
+    ok: int
+    failed: int
+
+
+class ArtifactPersisted(_Event):
+    type: Literal["ArtifactPersisted"] = "ArtifactPersisted"
+    artifact: ArtifactRef
+    tool: str = ""
+
+
+class FileChangedExternally(_Event):
+    type: Literal["FileChangedExternally"] = "FileChangedExternally"
+    path: str
+    change: Literal["modified", "deleted", "added"] = "modified"
+
+
+class TodoUpdated(_Event):
+    type: Literal["TodoUpdated"] = "TodoUpdated"
+    todos: list[dict[str, Any]]
+
+
+SessionEvent = Annotated[
+    SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded
+    | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
+    | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
+    | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun
+    | ToolCallStarted | ToolCallProgress | ToolCallResult | ToolCallError | ToolBatchComplete
+    | ArtifactPersisted | FileChangedExternally | TodoUpdated,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEvent)
+
+ToolOutcomeEvent = ToolCallResult | ToolCallError
+
+
+def parse_event(line: str | bytes) -> Any:
+    return EVENT_ADAPTER.validate_json(line)
+
+
+def event_types() -> list[type[_Event]]:
+    """Every concrete event class (tests round-trip each of them)."""
+    return list(_Event.__subclasses__())

@@ -1,0 +1,517 @@
+"""One tool call, stage by stage (DESIGN §4).
+
+lookup → validate → tool checks → PreToolUse hooks → permission → approval → start → execute →
+finish. Each stage either passes a richer state on or ends the call by raising `CallEnded`, whose
+`phase` names the stage. Every call gets exactly one Outcome event, paired by call id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker, ApprovalRequest, input_sha256
+from tui_app.runtime.contract import (
+    ProgressSink,
+    RawResult,
+    ToolContext,
+    ToolFailure,
+    ToolFlags,
+    ToolSpec,
+    ToolTimedOut,
+)
+from tui_app.runtime.display import ErrorDisplay
+from tui_app.runtime.events import (
+    ArtifactPersisted,
+    CallMetrics,
+    PermissionRequested,
+    PermissionResolved,
+    ToolCallError,
+    ToolCallProgress,
+    ToolCallResult,
+    ToolCallStarted,
+    Warning,
+)
+from tui_app.runtime.hooks import HookCall, HookRunner, PermissionHookAnswer
+from tui_app.runtime.outcome import CallEnded, Outcome, project_exception, tool_use_error
+from tui_app.runtime.permissions import (
+    PermissionDecision,
+    PermissionPolicy,
+    PermissionQuery,
+    combine_with_hook,
+)
+from tui_app.runtime.registry import ToolRegistry
+from tui_app.runtime.results import (
+    ArtifactSink,
+    Serialized,
+    append_hook_context,
+    json_safe,
+    serialize_result,
+    utf8_len,
+)
+from tui_app.runtime.timeouts import (
+    RUNTIME_DEFAULT_TIMEOUT_MS,
+    Deadline,
+    DeadlineExceeded,
+    ResolvedTimeout,
+    resolve_timeout,
+)
+from tui_app.runtime.validation import Issue, validate_input, validation_model_text
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """What the model proposed."""
+
+    id: str
+    name: str
+    input: Any
+
+
+@dataclass
+class CallEnv:
+    """The session's services, as one call sees them."""
+
+    session_id: str
+    cwd: str
+    registry: ToolRegistry
+    policy: PermissionPolicy
+    hooks: HookRunner
+    broker: ApprovalBroker
+    emit: Callable[[Any], Any]
+    services: dict[str, Any] = field(default_factory=dict)
+    transcript_path: str = ""
+    turn_id: str | None = None
+    runtime_default_timeout_ms: int = RUNTIME_DEFAULT_TIMEOUT_MS
+
+    @property
+    def artifacts(self) -> ArtifactSink | None:
+        return self.services.get("artifacts")
+
+
+@dataclass
+class CallState:
+    call: ToolCall
+    env: CallEnv
+    group: int = 0
+    spec: ToolSpec | None = None
+    input: dict[str, Any] = field(default_factory=dict)
+    flags: ToolFlags | None = None
+    context: list[str] = field(default_factory=list)
+    hook_word: str | None = None
+    hook_reason: str = ""
+    stop_reason: str | None = None
+    t0: float = field(default_factory=time.perf_counter)
+    wait_ms: int = 0
+    exec_started: float | None = None
+    exec_ms: int = 0
+    started: bool = False
+    ctx: ToolContext | None = None
+    timeout: ResolvedTimeout | None = None
+
+    @property
+    def tool_name(self) -> str:
+        return self.spec.name if self.spec is not None else self.call.name
+
+
+# ---- the whole call ------------------------------------------------------------------------------
+
+async def run_call(call: ToolCall, env: CallEnv, group: int = 0) -> Outcome:
+    state = CallState(call, env, group)
+    try:
+        lookup(state)
+        validate(state)
+        await tool_checks(state)
+        await pre_tool_use(state)
+        decision = decide_permission(state)
+        if decision.behavior == "ask":
+            await approve(state, decision)
+        start(state)
+        raw = await execute(state)
+        return await finish(state, raw)
+    except CallEnded as ended:
+        return await end_with_error(state, ended)
+    except asyncio.CancelledError:
+        # the executor cancels a call only when the user interrupts the turn
+        spec = state.spec
+        message = spec.cancellation_message if spec else "Tool call cancelled by the user."
+        return await end_with_error(state, CallEnded(
+            "cancel", "cancelled", message, side_effects="unknown" if state.started else "none"))
+
+
+# ---- stages ---------------------------------------------------------------------------------------
+
+def lookup(state: CallState) -> None:
+    name = state.call.name
+    if not name or not name.strip():
+        raise CallEnded("lookup", "unknown_tool", f"No such tool available: {name}",
+                        tool_use_error(f"Error: No such tool available: {name}"))
+    spec = state.env.registry.resolve(name)
+    if spec is None:
+        raise CallEnded("lookup", "unknown_tool", f"Tool not found: {name}")
+    if not state.env.registry.is_visible(spec.name):
+        raise CallEnded("lookup", "tool_not_visible", f"Tool not available in this session: {spec.name}")
+    state.spec = spec
+
+
+def validate(state: CallState) -> None:
+    assert state.spec is not None
+    state.input = _validated(state.spec, state.call.input, "validate")
+
+
+def _validated(spec: ToolSpec, raw: Any, phase: str) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            json.loads(raw)
+        except json.JSONDecodeError as exc:
+            issue = Issue("invalid_json", (), f"The input is not valid JSON: {exc.msg} at position {exc.pos}",
+                          code="invalid_json")
+            raise CallEnded(phase, "schema_invalid", issue.message,  # type: ignore[arg-type]
+                            validation_model_text(spec.name, [issue]), retryable=True) from None
+    data, issues = validate_input(spec, raw)
+    if data is None:
+        text = validation_model_text(spec.name, issues)
+        raise CallEnded(phase, "schema_invalid", text.removeprefix("<tool_use_error>").removesuffix(  # type: ignore[arg-type]
+            "</tool_use_error>"), text, retryable=True)
+    return data
+
+
+def make_context(state: CallState, progress: ProgressSink | None = None) -> ToolContext:
+    env = state.env
+    assert state.spec is not None
+    return ToolContext(
+        session_id=env.session_id, cwd=env.cwd, call_id=state.call.id, tool_name=state.spec.name,
+        progress=progress or ProgressSink(lambda **_: None), services=env.services, emit=env.emit,
+    )
+
+
+async def tool_checks(state: CallState) -> None:
+    """The tool's own preconditions and resolution, before any hook or dialog."""
+    spec = state.spec
+    assert spec is not None
+    ctx = state.ctx = make_context(state)
+    try:
+        if spec.validate_input is not None:
+            await spec.validate_input(spec.parse(state.input), ctx)
+        if spec.resolve_input is not None:
+            state.input = await spec.resolve_input(state.input, ctx)
+    except ToolFailure as failure:
+        code = "precondition_failed" if failure.code == "execution_failed" else failure.code
+        raise CallEnded("precondition", code, failure.message, tool_use_error(failure.message),
+                        retryable=failure.retryable) from None
+
+
+def hook_call(state: CallState) -> HookCall:
+    env = state.env
+    return HookCall(
+        session_id=env.session_id, cwd=env.cwd, permission_mode=env.policy.mode,
+        transcript_path=env.transcript_path, tool_name=state.tool_name, tool_input=state.input,
+        tool_use_id=state.call.id,
+    )
+
+
+async def pre_tool_use(state: CallState) -> None:
+    result = await state.env.hooks.pre_tool_use(hook_call(state))
+    state.context.extend(result.context)
+    state.stop_reason = result.stop_reason
+    if result.decision == "deny":
+        reason = result.reason or "Blocked by PreToolUse hook"
+        state.env.emit(PermissionResolved(
+            turn_id=state.env.turn_id, call_id=state.call.id, decision="deny", decided_by="hook", reason=reason))
+        raise CallEnded("hook", "hook_denied", reason)
+    if result.updated_input is not None:
+        assert state.spec is not None
+        state.input = _validated(state.spec, result.updated_input, "hook")
+        await tool_checks(state)
+    state.hook_word = result.decision
+    state.hook_reason = result.reason
+
+
+def decide_permission(state: CallState) -> PermissionDecision:
+    spec, env = state.spec, state.env
+    assert spec is not None
+    state.flags = spec.flags_of(state.input)
+    decision = env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd))
+    decision = combine_with_hook(decision, state.hook_word, state.hook_reason, spec)  # type: ignore[arg-type]
+    if decision.behavior == "deny":
+        env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="deny",
+                                    decided_by=decision.decided_by, reason=decision.reason, rule=decision.rule))
+        raise CallEnded("permission", "permission_denied", decision.reason or f"Permission to use {spec.name} denied")
+    if decision.behavior == "allow":
+        env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="allow",
+                                    decided_by=decision.decided_by, reason=decision.reason, rule=decision.rule))
+    return decision
+
+
+def summary_of(spec: ToolSpec, data: dict[str, Any]) -> str:
+    target = spec.target(data)
+    return f"{spec.name} {target}".strip()
+
+
+async def approve(state: CallState, decision: PermissionDecision) -> None:
+    spec, env = state.spec, state.env
+    assert spec is not None and state.ctx is not None and state.flags is not None
+    preview = None
+    if spec.prepare_approval is not None:
+        try:
+            preview = await spec.prepare_approval(state.input, state.ctx)
+        except Exception as exc:  # no preview is still an ask, never a silent allow
+            env.emit(Warning(turn_id=env.turn_id, call_id=state.call.id, code="preview_failed",
+                             message=f"Could not prepare the approval preview: {project_exception(exc)}"))
+    broker: ApprovalBroker = env.broker
+    digest = input_sha256(state.input)
+    request = ApprovalRequest(
+        request_id=broker.new_request_id(), call_id=state.call.id, tool=spec.name, input=state.input,
+        input_sha256=digest, summary=preview.summary if preview else summary_of(spec, state.input),
+        reason=decision.reason, asked_by=decision.decided_by, preview=preview,
+        suggested_rules=decision.suggested_rules,
+    )
+
+    def announce() -> None:
+        env.emit(PermissionRequested(
+            turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id, tool=spec.name,
+            input=state.input, input_sha256=digest, summary=request.summary, reason=decision.reason,
+            decided_by=decision.decided_by, risk=preview.risk if preview else state.flags.risk,  # type: ignore[union-attr]
+            side_effect_scope=state.flags.side_effect_scope,  # type: ignore[union-attr]
+            preview_kind=preview.kind if preview else "json",
+            preview=preview.body if preview else json.dumps(state.input, indent=2, ensure_ascii=False),
+            preview_display=preview.display if preview else None,
+            suggested_rules=list(decision.suggested_rules), interactive=broker.interactive,
+        ))
+
+    hook = None
+    if env.hooks.has_permission_request_hooks(spec.name):
+        async def hook() -> ApprovalAnswer | None:
+            suggestions = [{"type": "addRules", "rules": [_rule_obj(r) for r in decision.suggested_rules],
+                            "behavior": "allow", "destination": "localSettings"}]
+            answer = await env.hooks.permission_request(hook_call(state), suggestions)
+            return _hook_answer(answer) if answer is not None else None
+
+    waited = time.perf_counter()
+    answer = await broker.decide(request, announce, hook)
+    state.wait_ms = int((time.perf_counter() - waited) * 1000)
+    await settle_answer(state, request, answer)
+
+
+def _rule_obj(rule: str) -> dict[str, Any]:
+    name, _, rest = rule.partition("(")
+    return {"toolName": name, "ruleContent": rest[:-1]} if rest else {"toolName": name}
+
+
+def _hook_answer(answer: PermissionHookAnswer) -> ApprovalAnswer:
+    return ApprovalAnswer(
+        decision=answer.behavior, decided_by="hook", reason=answer.message, feedback=None,
+        updated_input=answer.updated_input, updated_permissions=tuple(answer.updated_permissions),
+        interrupt=answer.interrupt,
+    )
+
+
+async def settle_answer(state: CallState, request: ApprovalRequest, answer: ApprovalAnswer) -> None:
+    env, spec = state.env, state.spec
+    assert spec is not None
+    saved: list[str] = []
+    if answer.decision == "allow" and answer.always:
+        saved = env.policy.add_rules("allow", list(answer.rules or request.suggested_rules), answer.destination)
+    for update in answer.updated_permissions:
+        if update.get("type") == "addRules":
+            rules = [f"{r['toolName']}({r['ruleContent']})" if r.get("ruleContent") else r["toolName"]
+                     for r in update.get("rules", [])]
+            saved += env.policy.add_rules(update.get("behavior", "allow"), rules, update.get("destination", "session"))
+    env.emit(PermissionResolved(
+        turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id, decision=answer.decision,
+        decided_by=answer.decided_by, reason=answer.reason, saved_rules=saved, feedback=answer.feedback,
+        wait_ms=state.wait_ms,
+    ))
+    if answer.decision == "deny":
+        raise denial(spec, answer)
+    if answer.updated_input is not None:
+        state.input = _validated(spec, answer.updated_input, "hook")
+        await tool_checks(state)
+        state.flags = spec.flags_of(state.input)
+
+
+def denial(spec: ToolSpec, answer: ApprovalAnswer) -> CallEnded:
+    if answer.decided_by == "no_client":
+        return CallEnded("permission", "no_permission_client", answer.reason)
+    if answer.decided_by == "hook":
+        reason = answer.reason or "Denied by PermissionRequest hook"
+        return CallEnded("permission", "hook_denied", reason, stop_turn=answer.interrupt)
+    if answer.decided_by == "timeout":
+        return CallEnded("permission", "permission_denied", answer.reason)
+    base = f"The user denied this {spec.name} call; it was not run."
+    if answer.feedback:
+        return CallEnded("permission", "user_denied", f"{base} The user said: {answer.feedback}")
+    return CallEnded("permission", "user_denied", f"{base} Wait for the user to say how to proceed.",
+                     stop_turn=answer.interrupt)
+
+
+def start(state: CallState) -> None:
+    spec, env = state.spec, state.env
+    assert spec is not None and state.flags is not None
+    timeout = resolve_timeout(spec, state.input, env.runtime_default_timeout_ms)
+    state.started = True
+    state.exec_started = time.perf_counter()
+    env.emit(ToolCallStarted(
+        turn_id=env.turn_id, call_id=state.call.id, tool=spec.name, input=state.input,
+        target=spec.target(state.input), flags=state.flags,
+        timeout_ms=timeout.limit_ms if timeout else None, group=state.group,
+    ))
+    progress = ProgressSink(_progress_emitter(state))
+    state.ctx = make_context(state, progress)
+    state.ctx.timeout_ms = timeout.limit_ms if timeout else None
+    state.timeout = timeout
+
+
+def _progress_emitter(state: CallState) -> Callable[..., None]:
+    emit, turn_id, call_id = state.env.emit, state.env.turn_id, state.call.id
+
+    def emit_progress(**fields: Any) -> None:
+        emit(ToolCallProgress(turn_id=turn_id, call_id=call_id, **fields))
+
+    return emit_progress
+
+
+async def execute(state: CallState) -> RawResult:
+    spec, ctx = state.spec, state.ctx
+    assert spec is not None and ctx is not None
+    timeout = state.timeout
+    deadline = Deadline(timeout.watchdog_ms if timeout else None)
+    ctx.services = {**ctx.services, "deadline": deadline}
+    try:
+        raw = await deadline.run(spec.handler(spec.parse(state.input), ctx))
+    except ToolFailure as failure:
+        raise CallEnded("execute", failure.code, failure.message,
+                        failure.model_content or tool_use_error(failure.message),
+                        side_effects=failure.side_effects, retryable=failure.retryable,
+                        display=failure.display) from None
+    except ToolTimedOut as exc:
+        raise CallEnded("timeout", "timeout", str(exc), side_effects="unknown", retryable=True,
+                        display=exc.partial) from None
+    except DeadlineExceeded:
+        limit = timeout.limit_ms if timeout else 0
+        raise CallEnded("timeout", "timeout", f"Tool execution timed out after {limit}ms",
+                        side_effects="unknown", retryable=True) from None
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise CallEnded("execute", "execution_failed", project_exception(exc), side_effects="unknown") from None
+    finally:
+        ctx.progress.closed = True
+        state.exec_ms = int((time.perf_counter() - (state.exec_started or state.t0)) * 1000)
+    if not isinstance(raw, RawResult):
+        raise CallEnded("output", "output_invalid", f"{spec.name} returned {type(raw).__name__}, not a result",
+                        side_effects="unknown")
+    return raw
+
+
+def check_output(spec: ToolSpec, raw: RawResult) -> None:
+    if raw.is_error:
+        return
+    try:
+        if spec.output_model is not None:
+            spec.output_model.model_validate(raw.output)
+        elif spec.output_schema is not None:
+            import jsonschema
+
+            jsonschema.validate(raw.output, dict(spec.output_schema))
+    except Exception as exc:
+        raise CallEnded("output", "output_invalid", "Tool output failed runtimeOutputSchema validation",
+                        side_effects="applied", extra={"detail": project_exception(exc)}) from None
+
+
+async def finish(state: CallState, raw: RawResult) -> Outcome:
+    spec, env = state.spec, state.env
+    assert spec is not None
+    check_output(spec, raw)
+    serialized = serialize_result(spec, raw, state.call.id, env.artifacts)
+    announce_serialization(state, serialized)
+    response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
+    if raw.is_error:
+        error_text = serialized.text
+        failure = await env.hooks.post_tool_use_failure(
+            hook_call(state), error_text, False, state.exec_ms)
+        state.context.extend(failure.context)
+        return emit_error(state, CallEnded("execute", raw.error_code, _first_line(error_text),
+                                           side_effects="applied", display=raw.display),
+                          serialized.content, serialized)
+    post = await env.hooks.post_tool_use(hook_call(state), json_safe(response), state.exec_ms)
+    state.context.extend(post.context)
+    if post.stop_reason is not None:
+        state.stop_reason = post.stop_reason
+    if post.block_reason is not None:
+        content = append_hook_context(serialized.content,
+                                      [f"PostToolUse hook feedback: {post.block_reason}"])
+        return emit_error(state, CallEnded("post_hook", "hook_denied", post.block_reason,
+                                           side_effects="applied", display=raw.display),
+                          content, serialized)
+    outcome = ToolCallResult(
+        turn_id=env.turn_id, call_id=state.call.id, tool=spec.name,
+        model_content=append_hook_context(serialized.content, state.context),
+        display=raw.display, truncated=serialized.truncated, original_bytes=serialized.original_bytes,
+        sent_bytes=serialized.sent_bytes, strategy=serialized.strategy, artifacts=serialized.artifacts,
+        metrics=metrics(state, serialized.sent_bytes),
+        stop_turn=(raw.stop_turn or spec.stop_turn_on_success or state.stop_reason is not None),
+    )
+    return env.emit(outcome)
+
+
+def announce_serialization(state: CallState, serialized: Serialized) -> None:
+    env = state.env
+    for ref in serialized.artifacts:
+        env.emit(ArtifactPersisted(turn_id=env.turn_id, call_id=state.call.id, artifact=ref, tool=state.tool_name))
+    for message in serialized.warnings:
+        env.emit(Warning(turn_id=env.turn_id, call_id=state.call.id, code="artifact_fallback", message=message))
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:500] if text.strip() else "failed"
+
+
+def metrics(state: CallState, bytes_out: int) -> CallMetrics:
+    return CallMetrics(
+        total_ms=int((time.perf_counter() - state.t0) * 1000), permission_wait_ms=state.wait_ms,
+        exec_ms=state.exec_ms, bytes_out=bytes_out,
+    )
+
+
+async def end_with_error(state: CallState, ended: CallEnded) -> Outcome:
+    """A call that ended early. Failures after start also run PostToolUseFailure hooks."""
+    if state.started and ended.phase in ("execute", "timeout", "cancel", "output"):
+        try:
+            failure = await state.env.hooks.post_tool_use_failure(
+                hook_call(state), ended.message, ended.phase == "cancel", state.exec_ms)
+            state.context.extend(failure.context)
+        except Exception as exc:  # a broken hook never hides the call's own failure
+            state.env.emit(Warning(turn_id=state.env.turn_id, call_id=state.call.id, code="hook_failed",
+                                   message=project_exception(exc)))
+    text = ended.model_text if ended.model_text is not None else ended.message
+    return emit_error(state, ended, text, None)
+
+
+def emit_error(state: CallState, ended: CallEnded, content: Any, serialized: Serialized | None) -> Outcome:
+    env = state.env
+    display = ended.display or ErrorDisplay(phase=ended.phase, code=ended.code, message=ended.message)
+    sent = utf8_len(content) if isinstance(content, str) else (serialized.sent_bytes if serialized else 0)
+    return env.emit(ToolCallError(
+        turn_id=env.turn_id, call_id=state.call.id, tool=state.tool_name, phase=ended.phase, code=ended.code,
+        message=ended.message, model_content=append_hook_context(content, state.context),
+        side_effects=ended.side_effects, retryable=ended.retryable, display=display,
+        truncated=serialized.truncated if serialized else False,
+        original_bytes=serialized.original_bytes if serialized else sent, sent_bytes=sent,
+        artifacts=serialized.artifacts if serialized else [], metrics=metrics(state, sent),
+        stop_turn=ended.stop_turn or state.stop_reason is not None,
+    ))
+
+
+def synthetic_outcome(call: ToolCall, env: CallEnv, phase: str, code: str, message: str) -> Outcome:
+    """A result for a call that never ran (turn stopped, turn aborted, stream broken)."""
+    spec = env.registry.resolve(call.name) if call.name else None
+    return env.emit(ToolCallError(
+        turn_id=env.turn_id, call_id=call.id, tool=spec.name if spec else call.name, phase=phase,  # type: ignore[arg-type]
+        code=code, message=message, model_content=message,
+        display=ErrorDisplay(phase=phase, code=code, message=message),
+    ))

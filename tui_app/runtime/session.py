@@ -1,0 +1,229 @@
+"""A session: one conversation, its tools and services, its event log, its turns.
+
+The session stamps every event (seq, session id, time), writes it to the log, folds it into the
+conversation, and hands it to subscribers (the TUI bridge, the headless printer, tests). It runs on
+one asyncio loop; `interrupt()` may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tui_app.runtime.approval import ApprovalBroker
+from tui_app.runtime.conversation import ConversationBuilder
+from tui_app.runtime.eventlog import EventLogWriter, read_events
+from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, Warning
+from tui_app.runtime.executor import TurnControl
+from tui_app.runtime.hooks import HookRunner, NoHooks
+from tui_app.runtime.messages import ToolDefinition
+from tui_app.runtime.model import ModelClient
+from tui_app.runtime.paths import events_path
+from tui_app.runtime.permissions import ModePolicy, PermissionPolicy
+from tui_app.runtime.pipeline import CallEnv
+from tui_app.runtime.registry import ToolRegistry
+from tui_app.runtime.scheduler import max_concurrency_from_env
+from tui_app.runtime.turn import TurnResult, run_turn
+
+Subscriber = Callable[[Any], None]
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def menu_digest(tools: list[ToolDefinition]) -> str:
+    data = json.dumps([t.model_dump() for t in tools], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        model: ModelClient,
+        registry: ToolRegistry,
+        policy: PermissionPolicy | None = None,
+        hooks: HookRunner | None = None,
+        broker: ApprovalBroker | None = None,
+        session_id: str | None = None,
+        log_path: str | Path | None = None,
+        persist: bool = True,
+        services: dict[str, Any] | None = None,
+        system_prompt: str = "",
+        max_steps: int | None = None,
+        early_execution: bool = True,
+    ) -> None:
+        self.id = session_id or new_session_id()
+        self.cwd = str(cwd)
+        self.model = model
+        self.registry = registry
+        self.policy: PermissionPolicy = policy or ModePolicy()
+        self.hooks: HookRunner = hooks or NoHooks()
+        self.broker = broker or ApprovalBroker(interactive=False)
+        self.services: dict[str, Any] = dict(services or {})
+        self.system_prompt = system_prompt
+        self.max_steps = max_steps
+        self.max_concurrency = max_concurrency_from_env()
+        self.early_execution = early_execution
+        self.log_path = Path(log_path) if log_path else (events_path(self.id) if persist else None)
+        self.log: EventLogWriter | None = None
+        self.conversation = ConversationBuilder()
+        self.tool_menu: list[ToolDefinition] = []
+        self._subscribers: list[Subscriber] = []
+        self._seq = 0
+        self._step = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._control: TurnControl | None = None
+        self._turns = 0
+        self._lock = threading.Lock()
+        self.log_errors = 0
+
+    # ---- events -------------------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
+
+    def emit(self, event: Any) -> Any:
+        self._seq += 1
+        event = event.model_copy(update={"seq": self._seq, "session_id": self.id, "ts": time.time()})
+        if not event.ephemeral:
+            self._write(event)
+            self.conversation.feed(event)
+        for subscriber in tuple(self._subscribers):
+            subscriber(event)
+        return event
+
+    def _write(self, event: Any) -> None:
+        if self.log is None:
+            return
+        try:
+            self.log.write(event)
+        except OSError as exc:
+            self.log_errors += 1
+            if self.log_errors == 1:  # say it once, to the screen only (the log is what failed)
+                warning = Warning(seq=self._seq, session_id=self.id, ts=time.time(), code="log_write_failed",
+                                  message=f"Could not write the session log: {exc}")
+                for subscriber in tuple(self._subscribers):
+                    subscriber(warning)
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def permission_mode(self) -> str:
+        return self.policy.mode
+
+    def call_env(self, turn_id: str | None) -> CallEnv:
+        return CallEnv(
+            session_id=self.id, cwd=self.cwd, registry=self.registry, policy=self.policy, hooks=self.hooks,
+            broker=self.broker, emit=self.emit, services=self.services,
+            transcript_path=str(self.log_path or ""), turn_id=turn_id,
+        )
+
+    def hook_session_info(self) -> dict[str, Any]:
+        return {"session_id": self.id, "transcript_path": str(self.log_path or ""), "cwd": self.cwd,
+                "permission_mode": self.permission_mode}
+
+    def next_step(self) -> int:
+        self._step += 1
+        return self._step
+
+    def resume_from_log(self) -> list[str]:
+        """Load an existing log: the conversation and counters continue where it ended."""
+        assert self.log_path is not None
+        read = read_events(self.log_path)
+        for event in read.events:
+            self.conversation.feed(event)
+            self._seq = max(self._seq, event.seq)
+            step = getattr(event, "step", None)
+            if isinstance(step, int):
+                self._step = max(self._step, step)
+            if type(event).__name__ == "TurnStarted":
+                self._turns += 1
+        return read.warnings
+
+    async def start(self, *, resumed: bool = False, title: str | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        if self.log_path is not None:
+            self.log = EventLogWriter(self.log_path)
+        self.emit(SessionStarted(cwd=self.cwd, provider=self.model.provider, model=self.model.model,
+                                 permission_mode=self.permission_mode, vigil_version=_version(),
+                                 resumed_from=self.id if resumed else None, title=title))
+        self.refresh_tool_menu()
+        await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
+
+    def refresh_tool_menu(self) -> bool:
+        """Freeze the menu the model is shown; a new ToolMenu event only when it changed."""
+        tools = self.registry.model_tools()
+        digest = menu_digest(tools)
+        if self.tool_menu and digest == menu_digest(self.tool_menu):
+            return False
+        self.tool_menu = tools
+        self.emit(ToolMenu(tools=tools, sha256=digest))
+        return True
+
+    async def run_turn(self, prompt: str) -> TurnResult:
+        if self._control is not None:
+            raise RuntimeError("a turn is already running")
+        self._turns += 1
+        control = self._control = TurnControl()
+        try:
+            return await run_turn(self, prompt, control, f"turn-{self._turns}")
+        finally:
+            self._control = None
+            if self.log is not None:
+                self.log.sync()
+
+    @property
+    def busy(self) -> bool:
+        return self._control is not None
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        """Thread-safe: stop the running turn (running calls are cancelled, the rest aborted)."""
+        control, loop = self._control, self._loop
+        if control is None or loop is None:
+            return
+        if _on_loop(loop):
+            control.abort(reason)
+        else:
+            loop.call_soon_threadsafe(control.abort, reason)
+
+    async def close(self, reason: str = "exit") -> None:
+        closers = [s for s in self.services.values() if hasattr(s, "aclose")]
+        for service in closers:
+            try:
+                await service.aclose()
+            except Exception as exc:
+                self.emit(Warning(code="service_close_failed", message=str(exc)))
+        try:
+            await self.hooks.session_end(self.hook_session_info(), reason)
+        finally:
+            self.emit(SessionEnded(reason=reason))
+            if self.log is not None:
+                self.log.close()
+                self.log = None
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("vigil")
+    except Exception:
+        return "0.1.0"

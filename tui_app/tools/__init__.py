@@ -1,0 +1,13 @@
+"""Built-in tools. Each module declares one ToolSpec; `builtin_tools()` lists them in menu order."""
+
+from __future__ import annotations
+
+from tui_app.runtime.contract import ToolSpec
+
+
+def builtin_tools() -> list[ToolSpec]:
+    from tui_app.tools.glob import GLOB
+    from tui_app.tools.grep import GREP
+    from tui_app.tools.read import READ
+
+    return [READ, GLOB, GREP]
