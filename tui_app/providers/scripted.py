@@ -109,7 +109,8 @@ class ScriptedModel:
         return self._stream(request)
 
     async def _pause(self, ms: int) -> None:
-        await asyncio.sleep(ms / 1000) if ms > 0 else await asyncio.sleep(0)
+        if ms > 0:
+            await asyncio.sleep(ms / 1000)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
@@ -122,7 +123,7 @@ class ScriptedModel:
         number = self.position + 1
         self.position += 1
         check_expectations(step, number, request)
-        await self._pause(step.delay_ms)
+        await asyncio.sleep(step.delay_ms / 1000)  # a response never arrives synchronously
         delay = self.script.chunk_delay_ms
         index = 0
         if step.thinking:
@@ -146,7 +147,9 @@ class ScriptedModel:
             index += 1
         stop = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
         out_tokens = max(1, (len(step.text) + sum(len(json.dumps(c.input)) for c in step.tool_calls)) // 4)
-        in_tokens = max(1, sum(len(m.model_dump_json()) for m in request.messages) // 4)
+        # a rough estimate from the newest message only: a real count is the provider's business,
+        # and summing the whole history would make every step cost more than the last
+        in_tokens = max(1, len(request.messages[-1].model_dump_json()) // 4) if request.messages else 1
         yield StepStop(stop, {"input_tokens": in_tokens, "output_tokens": out_tokens})
 
 

@@ -13,13 +13,9 @@ from typing import Any
 from tui_app.runtime.events import (
     AssistantText,
     AssistantThinking,
-    ModelStepEnded,
-    ModelStepStarted,
-    ToolBatchComplete,
     ToolCallError,
     ToolCallRequested,
     ToolCallResult,
-    TurnEnded,
     UserMessage,
 )
 from tui_app.runtime.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
@@ -33,29 +29,29 @@ class ConversationBuilder:
     _results: dict[str, ToolResultBlock] = field(default_factory=dict)
 
     def feed(self, event: Any) -> None:
-        if isinstance(event, AssistantText):
-            if event.text:
-                self._assistant[event.index] = TextBlock(text=event.text)
-        elif isinstance(event, AssistantThinking):
-            self._assistant[event.index] = ThinkingBlock(raw=event.raw)
-        elif isinstance(event, ToolCallRequested):
-            self._assistant[event.index] = ToolUseBlock(id=event.call_id or "", name=event.name,
-                                                        input=event.input)
-            self._call_order.append(event.call_id or "")
-        elif isinstance(event, ToolCallResult | ToolCallError):
-            if event.call_id in self._call_order:
-                self._results[event.call_id] = ToolResultBlock(
-                    tool_use_id=event.call_id, content=event.model_content,
-                    is_error=isinstance(event, ToolCallError))
-        elif isinstance(event, ModelStepEnded):
-            self._flush_assistant()
-        elif isinstance(event, ToolBatchComplete):
-            self._flush_results()
-        elif isinstance(event, UserMessage):
-            self._flush_all()
-            self.messages.append(Message(role="user", content=[TextBlock(text=event.text)]))
-        elif isinstance(event, ModelStepStarted | TurnEnded):
-            self._flush_all()
+        handler = _HANDLERS.get(event.type)
+        if handler is not None:
+            handler(self, event)
+
+    def _text(self, event: AssistantText) -> None:
+        if event.text:
+            self._assistant[event.index] = TextBlock(text=event.text)
+
+    def _thinking(self, event: AssistantThinking) -> None:
+        self._assistant[event.index] = ThinkingBlock(raw=event.raw)
+
+    def _requested(self, event: ToolCallRequested) -> None:
+        self._assistant[event.index] = ToolUseBlock(id=event.call_id or "", name=event.name, input=event.input)
+        self._call_order.append(event.call_id or "")
+
+    def _outcome(self, event: ToolCallResult | ToolCallError) -> None:
+        if event.call_id in self._call_order:
+            self._results[event.call_id] = ToolResultBlock(
+                tool_use_id=event.call_id, content=event.model_content, is_error=event.type == "ToolCallError")
+
+    def _user(self, event: UserMessage) -> None:
+        self._flush_all()
+        self.messages.append(Message(role="user", content=[TextBlock(text=event.text)]))
 
     def _flush_all(self) -> None:
         self._flush_assistant()
@@ -90,6 +86,20 @@ class ConversationBuilder:
                                     dict(self._results))
         clone._flush_all()
         return clone.messages
+
+
+_HANDLERS = {
+    "AssistantText": ConversationBuilder._text,
+    "AssistantThinking": ConversationBuilder._thinking,
+    "ToolCallRequested": ConversationBuilder._requested,
+    "ToolCallResult": ConversationBuilder._outcome,
+    "ToolCallError": ConversationBuilder._outcome,
+    "ModelStepEnded": lambda self, event: self._flush_assistant(),
+    "ToolBatchComplete": lambda self, event: self._flush_results(),
+    "UserMessage": ConversationBuilder._user,
+    "ModelStepStarted": lambda self, event: self._flush_all(),
+    "TurnEnded": lambda self, event: self._flush_all(),
+}
 
 
 def rebuild_conversation(events: list[Any]) -> list[Message]:

@@ -241,7 +241,8 @@ def decide_permission(state: CallState) -> PermissionDecision:
         env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="deny",
                                     decided_by=decision.decided_by, reason=decision.reason, rule=decision.rule))
         raise CallEnded("permission", "permission_denied", decision.reason or f"Permission to use {spec.name} denied")
-    if decision.behavior == "allow":
+    if decision.behavior == "allow" and decision.decided_by != "tool":
+        # a tool that needs no approval (a read) has nothing to resolve; its flags are on ToolCallStarted
         env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="allow",
                                     decided_by=decision.decided_by, reason=decision.reason, rule=decision.rule))
     return decision

@@ -193,6 +193,8 @@ def append_hook_context(content: ObservationContent, context: list[str]) -> Obse
 
 
 def json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
     try:
         json.dumps(value)
         return value

@@ -95,7 +95,9 @@ class Session:
 
     def emit(self, event: Any) -> Any:
         self._seq += 1
-        event = event.model_copy(update={"seq": self._seq, "session_id": self.id, "ts": time.time()})
+        # stamped in place: every event is made for this one emit, and copying a pydantic model
+        # per event was a third of the runtime's per-call cost
+        event.__dict__.update(seq=self._seq, session_id=self.id, ts=time.time())
         if not event.ephemeral:
             self._write(event)
             self.conversation.feed(event)

@@ -1,0 +1,114 @@
+"""The composition root: builds a Session from options and settings.
+
+The only module that knows every floor: runtime core, tools, providers (and later MCP). The CLI
+and the TUI both come through here, so a session behaves the same whoever drives it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui_app.runtime.approval import ApprovalBroker
+from tui_app.runtime.hooks import HookRunner, NoHooks
+from tui_app.runtime.model import ModelClient
+from tui_app.runtime.permissions import ModePolicy, PermissionMode, PermissionPolicy
+from tui_app.runtime.registry import ToolRegistry
+from tui_app.runtime.session import Session
+from tui_app.runtime.system_prompt import build_system_prompt
+
+
+class SetupError(Exception):
+    """A problem with the options or the environment, told to the user in one line."""
+
+
+@dataclass
+class SessionOptions:
+    cwd: str = field(default_factory=os.getcwd)
+    script: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    permission_mode: PermissionMode | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    settings_file: str | None = None
+    no_claude_settings: bool = False
+    mcp_config: list[str] = field(default_factory=list)
+    strict_mcp_config: bool = False
+    max_turns: int | None = None
+    resume: str | None = None
+    #: a client (the TUI) will answer approvals; headless runs have none
+    interactive: bool = False
+    persist: bool = True
+
+
+def check_cwd(cwd: str) -> str:
+    path = Path(cwd).expanduser()
+    if not path.is_dir():
+        raise SetupError(f"working directory {cwd} does not exist or is not a directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise SetupError(f"working directory {cwd} is not readable")
+    return str(path.resolve())
+
+
+def build_model(options: SessionOptions) -> ModelClient:
+    from tui_app.providers.scripted import ScriptedModel, ScriptError, load_script
+
+    script = options.script
+    if script is None:
+        from tui_app.demo import demo_script_path
+
+        script = str(demo_script_path())
+    try:
+        return ScriptedModel(load_script(script))
+    except ScriptError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def build_policy(options: SessionOptions) -> PermissionPolicy:
+    return ModePolicy(
+        mode=options.permission_mode or "default",
+        allow=set(options.allowed_tools),
+        deny=set(options.disallowed_tools),
+    )
+
+
+def build_hooks(options: SessionOptions) -> HookRunner:
+    return NoHooks()
+
+
+def build_registry(policy: PermissionPolicy) -> ToolRegistry:
+    from tui_app.tools import builtin_tools
+
+    registry = ToolRegistry()
+    for spec in builtin_tools():
+        registry.register(spec)
+    for spec in registry.specs():
+        if policy.hides_tool(spec.name):
+            registry.hide(spec.name)
+    return registry
+
+
+def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
+    from tui_app.runtime.artifacts import ArtifactStore
+    from tui_app.runtime.paths import session_dir
+
+    return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts")}
+
+
+def build_session(options: SessionOptions) -> Session:
+    cwd = check_cwd(options.cwd)
+    model = build_model(options)
+    policy = build_policy(options)
+    registry = build_registry(policy)
+    session = Session(
+        cwd=cwd, model=model, registry=registry, policy=policy, hooks=build_hooks(options),
+        broker=ApprovalBroker(interactive=options.interactive), session_id=options.resume,
+        persist=options.persist, max_steps=options.max_turns,
+        system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),
+    )
+    session.services.update(build_services(options, session.id))
+    return session

@@ -1,0 +1,151 @@
+"""`vigil`: the entry point. Parses arguments and hands over to the headless runner or the TUI.
+
+    vigil                      the TUI in the current directory (the bundled demo with no provider)
+    vigil -p PROMPT            one headless turn; --output-format text|json|stream-json|events
+    vigil sessions             list recorded sessions
+    vigil replay ID            print a recorded session without executing anything
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from tui_app.runtime.permissions import PERMISSION_MODES
+
+SUBCOMMANDS = ("sessions", "replay", "artifacts")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Bad flags get one line and exit code 2, not a usage dump."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"vigil: {message} (see vigil --help)\n")
+        raise SystemExit(2)
+
+
+def _tools_list(value: str) -> list[str]:
+    # Claude Code accepts both "Read,Grep" and "Read Grep"; parentheses may contain spaces
+    out, depth, current = [], 0, ""
+    for ch in value:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        if ch in ", " and depth == 0:
+            if current.strip():
+                out.append(current.strip())
+            current = ""
+            continue
+        current += ch
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="vigil", description="Supervise an AI coding agent from your terminal.")
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
+                        help="run one turn headless and print the result")
+    parser.add_argument("--output-format", choices=["text", "json", "stream-json", "events"], default="text")
+    parser.add_argument("--permission-mode", choices=list(PERMISSION_MODES))
+    parser.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", action="append",
+                        type=_tools_list, default=[], metavar="RULES", help="rules to allow, e.g. 'Bash(git diff *)'")
+    parser.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", action="append",
+                        type=_tools_list, default=[], metavar="RULES", help="rules to deny")
+    parser.add_argument("--provider", choices=["anthropic", "openai", "scripted"])
+    parser.add_argument("--model")
+    parser.add_argument("--base-url")
+    parser.add_argument("--script", metavar="FILE", help="a scripted model (JSON steps)")
+    parser.add_argument("--settings", metavar="FILE", help="an extra settings file (highest priority)")
+    parser.add_argument("--no-claude-settings", action="store_true", help="ignore ~/.claude and .claude files")
+    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE")
+    parser.add_argument("--strict-mcp-config", action="store_true")
+    parser.add_argument("--cwd", default=None, metavar="DIR", help="working directory (default: current)")
+    parser.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model steps")
+    parser.add_argument("--resume", metavar="ID", help="continue a recorded session")
+    parser.add_argument("--demo", action="store_true", help="run the bundled demo on a fresh sample project")
+    parser.add_argument("--version", action="version", version="vigil 0.1.0")
+    return parser
+
+
+def options_from(args: argparse.Namespace, interactive: bool):
+    import os
+
+    from tui_app.assemble import SessionOptions
+
+    return SessionOptions(
+        cwd=args.cwd or os.getcwd(), script=args.script, provider=args.provider, model=args.model,
+        base_url=args.base_url, permission_mode=args.permission_mode,
+        allowed_tools=[r for group in args.allowed_tools for r in group],
+        disallowed_tools=[r for group in args.disallowed_tools for r in group],
+        settings_file=args.settings, no_claude_settings=args.no_claude_settings, mcp_config=args.mcp_config,
+        strict_mcp_config=args.strict_mcp_config, max_turns=args.max_turns, resume=args.resume,
+        interactive=interactive,
+    )
+
+
+def run_prompt(args: argparse.Namespace) -> int:
+    from tui_app.assemble import SetupError, build_session
+    from tui_app.headless import run_headless
+
+    try:
+        session = build_session(options_from(args, interactive=False))
+    except SetupError as exc:
+        sys.stderr.write(f"vigil: {exc}\n")
+        return 2
+    return asyncio.run(run_headless(session, args.prompt, args.output_format))
+
+
+def run_demo_headless(args: argparse.Namespace) -> int:
+    """The demo in a plain terminal: a fresh copy of the sample project, a readable transcript."""
+    from tui_app.assemble import SetupError, build_session
+    from tui_app.demo import copy_sample_project
+    from tui_app.headless import print_transcript
+
+    project = copy_sample_project()
+    args.cwd = str(project)
+    try:
+        session = build_session(options_from(args, interactive=False))
+    except SetupError as exc:
+        sys.stderr.write(f"vigil: {exc}\n")
+        return 2
+    print(f"Vigil demo: a scripted model works on a fresh copy of a sample project in {project}")
+
+    async def go() -> int:
+        print_transcript(session, sys.stdout)
+        await session.start()
+        try:
+            turn = await session.run_turn("The tests of this project fail. Find out why.")
+        finally:
+            await session.close()
+        print(f"\n[{turn.reason}] {turn.steps} model steps · session {session.id}")
+        return 0 if turn.reason == "completed" else 1
+
+    return asyncio.run(go())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        sys.stderr.write(f"vigil: `{argv[0]}` is not available yet\n")
+        return 2
+    args = build_parser().parse_args(argv)
+    if args.prompt is not None:
+        if not args.prompt.strip():
+            sys.stderr.write("vigil: the prompt is empty\n")
+            return 2
+        return run_prompt(args)
+    return run_demo_headless(args)
