@@ -173,7 +173,7 @@ async def test_a_handler_exception_becomes_execution_failed_with_its_message():
     out = await call(env, "Work", {"fail": "crash", "label": "the   report\n\tnow"})
     assert (out.phase, out.code, out.side_effects) == ("execute", "execution_failed", "unknown")
     assert out.model_content == "crashed while working on the report now"  # whitespace collapsed
-    assert rec.types() == ["PermissionResolved", "ToolCallStarted", "ToolCallError"]
+    assert rec.types() == ["ToolCallStarted", "ToolCallError"]
 
 
 def test_error_projection_follows_the_cause_chain_at_most_12_deep():
