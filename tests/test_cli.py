@@ -1,0 +1,64 @@
+"""The command line: one-line reasons and non-zero exits for what a user gets wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+
+def vigil(*args: str, cwd: Path | None = None, home: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if home is not None:
+        env["VIGIL_HOME"] = str(home)
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "tui_app", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=env, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["-p", "hi", "--output-format", "yaml"], "invalid choice: 'yaml'"),
+        (["-p", "hi", "--permission-mode", "yolo"], "invalid choice: 'yolo'"),
+        (["-p", "hi", "--max-turns", "0"], "must be at least 1"),
+        (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+    ],
+)
+def test_a_bad_flag_exits_2_with_one_line(args, words):
+    out = vigil(*args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and lines[0].startswith("vigil: ")
+
+
+def test_a_missing_script_exits_2_with_one_line(tmp_path):
+    out = vigil("-p", "hi", "--script", str(tmp_path / "nope.json"), home=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"vigil: cannot read script {tmp_path / 'nope.json'}: No such file or directory"
+
+
+def test_an_invalid_script_names_the_problem(tmp_path):
+    script = tmp_path / "bad.json"
+    script.write_text(json.dumps({"steps": [{"tool_calls": [{"input": {}}]}]}))
+    out = vigil("-p", "hi", "--script", str(script), home=tmp_path)
+    assert out.returncode == 2
+    assert "invalid script" in out.stderr and "steps.0.tool_calls.0.name" in out.stderr
+
+
+def test_a_missing_cwd_exits_2_with_one_line(tmp_path):
+    out = vigil("-p", "hi", "--cwd", str(tmp_path / "gone"), home=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"vigil: working directory {tmp_path / 'gone'} does not exist or is not a directory"
+
+
+def test_an_empty_prompt_is_refused(tmp_path):
+    out = vigil("-p", "  ", home=tmp_path)
+    assert (out.returncode, out.stderr.strip()) == (2, "vigil: the prompt is empty")
