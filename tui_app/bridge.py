@@ -1,0 +1,116 @@
+"""Runs a live session on its own thread and event loop, so no tool, hash or output burst can
+freeze the screen; hands its events to the UI in batches.
+
+The runtime thread only appends events to a buffer; the UI drains it at most ~30 times a second
+(`drain()` from a timer). Everything the UI sends back — a prompt, an interrupt, an approval —
+crosses threads through thread-safe calls (`submit`, `interrupt`, the broker's `answer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from typing import Any
+
+from tui_app.runtime.session import Session
+
+
+class SessionRunner:
+    def __init__(self, session: Session, *, on_error: Callable[[BaseException], None] | None = None) -> None:
+        self.session = session
+        self._events: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._on_error = on_error
+        self.turn: Future[Any] | None = None
+        session.subscribe(self._collect)
+
+    # ---- runtime thread ---------------------------------------------------------------------
+
+    def _collect(self, event: Any) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    def _main(self, start: Callable[[], Coroutine[Any, Any, Any]] | None) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        try:
+            if start is not None:
+                loop.run_until_complete(start())
+            else:
+                loop.run_until_complete(self.session.start())
+        except BaseException as exc:  # the UI shows it; the thread must still serve close()
+            if self._on_error:
+                self._on_error(exc)
+        finally:
+            self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+            self._stopped.set()
+
+    # ---- UI thread ----------------------------------------------------------------------------
+
+    def start(self, start: Callable[[], Coroutine[Any, Any, Any]] | None = None, wait: float = 10.0) -> None:
+        self._thread = threading.Thread(target=self._main, args=(start,), name="vigil-runtime", daemon=True)
+        self._thread.start()
+        self._ready.wait(wait)
+
+    def drain(self) -> list[Any]:
+        with self._lock:
+            if not self._events:
+                return []
+            events = list(self._events)
+            self._events.clear()
+        return events
+
+    def call(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
+        """Run a coroutine on the runtime loop; returns a concurrent Future."""
+        assert self._loop is not None, "runner not started"
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def submit(self, prompt: str) -> Future[Any] | None:
+        """Start a turn; None when one is already running."""
+        if self.busy:
+            return None
+        self.turn = self.call(self.session.run_turn(prompt))
+        return self.turn
+
+    @property
+    def busy(self) -> bool:
+        return self.turn is not None and not self.turn.done()
+
+    def interrupt(self) -> None:
+        self.session.interrupt()
+
+    def close(self, timeout: float = 15.0) -> None:
+        """Interrupt the turn (running processes are killed), close the session (background tasks,
+        MCP servers), stop the loop. Blocks the caller until done or `timeout`."""
+        if self._loop is None or self._stopped.is_set():
+            return
+        self.session.interrupt("app exit")
+
+        async def shutdown() -> None:
+            if self.turn is not None:
+                try:
+                    await asyncio.wait_for(asyncio.wrap_future(self.turn), timeout / 2)
+                except (TimeoutError, asyncio.CancelledError, Exception):
+                    pass
+            await self.session.close("exit")
+
+        try:
+            self.call(shutdown()).result(timeout)
+        except Exception:
+            pass
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._stopped.wait(timeout)
