@@ -229,3 +229,15 @@ async def test_handler_output_has_claude_code_read_shape(tmp_path: Path) -> None
     assert raw.output == {"type": "text", "file": {
         "filePath": str(f), "content": "b", "numLines": 1, "startLine": 2, "totalLines": 3}}
     assert raw.text is not None and raw.text.startswith("     2\tb")
+
+
+async def test_output_over_the_budget_is_cut_for_the_model_and_the_screen(tmp_path: Path) -> None:
+    f = write(tmp_path / "wide.txt", "".join(f"{i:04} " + "w" * 195 + "\n" for i in range(1, 2001)))
+    outcome = await call(READ, {"file_path": str(f)}, tmp_path)
+    assert isinstance(outcome, ToolCallResult) and outcome.truncated
+    assert isinstance(outcome.model_content, str)
+    assert outcome.model_content.startswith("     1\t0001 www")
+    assert outcome.model_content.endswith("limit 262144 bytes]")
+    assert outcome.display is not None
+    assert outcome.display.text.endswith("in total)")  # type: ignore[union-attr]
+    assert len(outcome.display.text.encode()) < 262144 + 100  # type: ignore[union-attr]

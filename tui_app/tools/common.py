@@ -11,8 +11,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tui_app.runtime.contract import Input, InputResolver, ToolContext
+from tui_app.runtime.display import TextDisplay
+from tui_app.runtime.results import cut_head_bytes, format_bytes, utf8_len
 
 T = TypeVar("T")
+
+#: the screen's copy of a result is bounded on its own (every display also goes to the session log)
+DISPLAY_MAX_BYTES = 262144
 
 #: how much of a file the NUL sniff looks at (the same window git and most editors use)
 BINARY_SNIFF_BYTES = 8192
@@ -91,3 +96,10 @@ async def run_stoppable(work: Callable[..., T], *args: Any) -> T:
         return await asyncio.to_thread(work, *args, stop)
     finally:
         stop.set()
+
+
+def text_display(text: str, title: str) -> TextDisplay:
+    size = utf8_len(text)
+    if size > DISPLAY_MAX_BYTES:
+        text = cut_head_bytes(text, DISPLAY_MAX_BYTES) + f"\n… (display cut; {format_bytes(size)} in total)"
+    return TextDisplay(text=text, title=title)

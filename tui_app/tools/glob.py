@@ -21,8 +21,13 @@ from tui_app.runtime.contract import (
     ToolFlags,
     ToolSpec,
 )
-from tui_app.runtime.display import TextDisplay
-from tui_app.tools.common import missing_path_message, resolve_file_path_input, resolve_path, run_stoppable
+from tui_app.tools.common import (
+    missing_path_message,
+    resolve_file_path_input,
+    resolve_path,
+    run_stoppable,
+    text_display,
+)
 from tui_app.tools.globmatch import compile_glob, max_depth, split_literal_prefix
 
 MAX_RESULTS = 100
@@ -126,7 +131,7 @@ async def glob_files(params: GlobInput, ctx: ToolContext) -> RawResult:
     text, truncated = listing(paths)
     output = {"filenames": paths[:MAX_RESULTS], "numFiles": min(len(paths), MAX_RESULTS), "truncated": truncated,
               "durationMs": int((time.perf_counter() - started) * 1000)}
-    return RawResult(output=output, text=text, display=TextDisplay(text=text, title=f"Glob {params.pattern}"))
+    return RawResult(output=output, text=text, display=text_display(text, f"Glob {params.pattern}"))
 
 
 def target(data: dict) -> str:

@@ -21,7 +21,6 @@ from tui_app.runtime.contract import (
     ToolFlags,
     ToolSpec,
 )
-from tui_app.runtime.display import TextDisplay
 from tui_app.tools import grep_py, grep_rg
 from tui_app.tools.common import (
     BINARY_SNIFF_BYTES,
@@ -30,6 +29,7 @@ from tui_app.tools.common import (
     resolve_file_path_input,
     resolve_path,
     run_stoppable,
+    text_display,
 )
 from tui_app.tools.grep_search import UTF16_BOMS, FileHits, GrepQuery, SearchFailed, format_hits, split_globs
 
@@ -140,7 +140,8 @@ async def grep(params: GrepInput, ctx: ToolContext) -> RawResult:
         raise ToolFailure(f"Path does not exist: {root}")
     query = query_of(params, root)
     hits = await search(query)
-    found = format_hits(query, hits, params.head_limit, line_numbers=params.line_numbers is not False)
+    # sorting stats every file found: not on the event loop
+    found = await asyncio.to_thread(format_hits, query, hits, params.head_limit, params.line_numbers is not False)
     output = {
         "mode": query.mode, "numFiles": found.num_files, "filenames": found.filenames,
         "content": found.text, "numLines": found.num_lines, "numMatches": found.num_matches,
@@ -148,7 +149,7 @@ async def grep(params: GrepInput, ctx: ToolContext) -> RawResult:
         "durationMs": int((time.perf_counter() - started) * 1000),
     }
     return RawResult(output=output, text=found.text,
-                     display=TextDisplay(text=found.text, title=f"Grep {params.pattern}"))
+                     display=text_display(found.text, f"Grep {params.pattern}"))
 
 
 def target(data: dict) -> str:

@@ -28,7 +28,6 @@ from tui_app.runtime.contract import (
     ToolFlags,
     ToolSpec,
 )
-from tui_app.runtime.display import TextDisplay
 from tui_app.tools.common import (
     BINARY_SNIFF_BYTES,
     has_binary_extension,
@@ -36,6 +35,7 @@ from tui_app.tools.common import (
     missing_path_message,
     resolve_file_path_input,
     resolve_path,
+    text_display,
 )
 
 DEFAULT_LIMIT = 2000
@@ -256,7 +256,7 @@ async def read_file(params: ReadInput, ctx: ToolContext) -> RawResult:
         "filePath": path, "content": "\n".join(window.lines), "numLines": len(window.lines),
         "startLine": start, "totalLines": window.total,
     }}
-    return RawResult(output=output, text=text, display=TextDisplay(text=text, title=path))
+    return RawResult(output=output, text=text, display=text_display(text, path))
 
 
 READ = ToolSpec(
