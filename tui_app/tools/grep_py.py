@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from tui_app.tools.common import BINARY_SNIFF_BYTES
 from tui_app.tools.globmatch import expand_braces
 from tui_app.tools.grep_search import (
     NEWLINE_MESSAGE,
@@ -291,6 +292,10 @@ def search_file(path: str, regex: re.Pattern[str], query: GrepQuery) -> FileHits
                     return None
                 found = scan_text(data.removeprefix(_UTF8_BOM).decode("utf-8", errors="replace"), regex, query)
             else:
+                # a NUL up front settles it before a newline-free blob is read as one "line"
+                if b"\0" in f.read(BINARY_SNIFF_BYTES):
+                    return None
+                f.seek(0)
                 found = scan_lines(_lines_of(f), regex, query)
     except (_Binary, OSError):
         return None
