@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tool_harness import error_of, ok_text
+from tests.tool_harness import call, error_of, ok_text
+from tui_app.runtime.events import ToolCallResult, ToolCallStarted
 from tui_app.tools.glob import GLOB, TRUNCATED_LINE
 from tui_app.tools.globmatch import compile_glob, expand_braces, split_literal_prefix
 
@@ -111,3 +112,12 @@ async def test_path_must_be_an_existing_directory(tmp_path: Path) -> None:
 async def test_dangling_symlink_is_still_listed(tmp_path: Path) -> None:
     (tmp_path / "dangling.txt").symlink_to(tmp_path / "nowhere")
     assert await ok_text(GLOB, {"pattern": "*.txt"}, tmp_path) == str(tmp_path / "dangling.txt")
+
+
+async def test_relative_path_is_made_absolute_before_hooks_see_it(tmp_path: Path) -> None:
+    f = touch(tmp_path / "src" / "a.py")
+    events: list = []
+    outcome = await call(GLOB, {"pattern": "*.py", "path": "src"}, tmp_path, events=events)
+    assert isinstance(outcome, ToolCallResult) and outcome.model_content == str(f)
+    started = next(e for e in events if isinstance(e, ToolCallStarted))
+    assert started.input == {"pattern": "*.py", "path": str(tmp_path / "src")}

@@ -12,7 +12,7 @@ import pytest
 
 from tests.tool_harness import call, error_of, ok_text
 from tui_app.runtime.contract import TimeoutPolicy
-from tui_app.runtime.events import ToolCallError, ToolCallResult
+from tui_app.runtime.events import ToolCallError, ToolCallResult, ToolCallStarted
 from tui_app.runtime.registry import model_schema
 from tui_app.runtime.validation import validate_input
 from tui_app.tools import grep_py, grep_rg
@@ -110,6 +110,17 @@ def test_dashed_keys_validate_and_reach_the_model_fields() -> None:
     assert isinstance(parsed, GrepInput) and parsed.case_insensitive is True and parsed.context == 2
     _, issues = validate_input(GREP, {"pattern": "x", "-i": "yes"})
     assert [i.kind for i in issues] == ["wrong_type"]
+    # the Python-side names are not part of the schema the model sees, so they are refused
+    _, issues = validate_input(GREP, {"pattern": "x", "case_insensitive": True})
+    assert [(i.kind, i.param) for i in issues] == [("unexpected", "case_insensitive")]
+
+
+async def test_hooks_and_permission_see_the_absolute_path(tree: Tree) -> None:
+    events: list = []
+    await call(GREP, {"pattern": "zebra", "path": "src/../docs"}, tree.root, events=events)
+    started = next(e for e in events if isinstance(e, ToolCallStarted))
+    assert started.input == {"pattern": "zebra", "path": tree.p("docs")}
+    assert started.target == f"zebra in {tree.p('docs')}"
 
 
 def test_split_globs() -> None:
