@@ -94,7 +94,8 @@ class Session:
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
 
     def emit(self, event: Any) -> Any:
-        self._seq += 1
+        if not event.ephemeral:  # the log's numbering has no gaps; a delta shares its predecessor's seq
+            self._seq += 1
         # stamped in place: every event is made for this one emit, and copying a pydantic model
         # per event was a third of the runtime's per-call cost
         event.__dict__.update(seq=self._seq, session_id=self.id, ts=time.time())
