@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.fakes import SAFE, make_env
 from tui_app.runtime import budgets
@@ -13,7 +15,7 @@ from tui_app.runtime.artifacts import ArtifactStore
 from tui_app.runtime.contract import RawResult, ResultBudget, StrictInput, ToolFailure, ToolSpec
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.pipeline import ToolCall, run_call
-from tui_app.runtime.results import failure_text, preview_head, preview_tail
+from tui_app.runtime.results import failure_text, preview_head, preview_tail, truncate_middle, truncate_text
 
 
 class EmitInput(StrictInput):
@@ -338,3 +340,30 @@ def test_failure_text_of_a_stream_joined_from_its_two_ends_reports_the_whole_siz
     assert "boom\n\n[Tool output" in text and text.startswith("Exit code 3\nearly 0000000")
     persisted = failure_text("Exit code 3", head + tail, BASH, "/x.txt", total_bytes=10_000_000)
     assert "Output too large (9.5MB)" in persisted
+
+
+# ---- properties --------------------------------------------------------------------------------------
+
+TEXTS = st.text(alphabet=st.sampled_from(["a", "\n", "é", "€", "😀", "中", " "]), max_size=3000)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS, limit=st.integers(min_value=120, max_value=4000), end=st.sampled_from(["head", "tail"]))
+def test_a_truncation_always_fits_and_is_a_real_slice(text, limit, end):
+    budget = ResultBudget(max_model_bytes=limit, max_inline_bytes=limit, preview_end=end)
+    out, sent = truncate_text(text, budget)
+    assert sent == len(out.encode()) <= limit
+    kept = out.rpartition("\n\n[Tool output truncated")[0]
+    assert text.startswith(kept) if end == "head" else text.endswith(kept)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS, limit=st.integers(min_value=200, max_value=4000))
+def test_a_middle_cut_always_fits_and_keeps_both_ends(text, limit):
+    out, sent = truncate_middle(text, limit)
+    assert sent == len(out.encode()) <= limit
+    head, rest = out.split("\n\n[... ", 1)
+    omitted = int(rest.split(" bytes omitted", 1)[0])
+    tail = rest.split(" bytes omitted ...]\n\n", 1)[1].rpartition("\n\n[Tool output truncated")[0]
+    assert text.startswith(head) and text.endswith(tail)
+    assert len(head.encode()) + omitted + len(tail.encode()) == len(text.encode())

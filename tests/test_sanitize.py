@@ -6,9 +6,12 @@ clearing, bare escapes, and the 8-bit C1 forms of the same."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.fakes import SAFE, make_env
 from tui_app.runtime.contract import ApprovalPreview, RawResult, StrictInput, ToolFailure, ToolFlags, ToolSpec
@@ -222,3 +225,27 @@ async def test_an_approval_preview_shows_hidden_controls_instead_of_hiding_them(
     assert request.preview == "echo hi␛[2K␍rm -rf ~"
     assert request.summary == "Run echo hi␛[2K"
     assert request.preview_display.hunks[0].lines == ["+echo hi␛[2K␍rm -rf ~"]
+
+
+# ---- properties --------------------------------------------------------------------------------------
+
+PIECES = st.sampled_from(["a", " ", "\n", "\t", "\r", "é", "[", "]", ";", "0", "1", "m", "H", "\\", "\x07",
+                          "\x1b", "\x9b", "\x9d", "\x90", "\x9c", "\x00", "\x7f", "\x85", "P", "_"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(PIECES, max_size=60), keep_sgr=st.booleans())
+def test_any_mix_of_controls_comes_out_inert(pieces, keep_sgr):
+    out = neutralize("".join(pieces), keep_sgr=keep_sgr)
+    assert inert(out, keep_sgr=keep_sgr)
+    assert neutralize(out, keep_sgr=keep_sgr) == out  # a second pass finds nothing left to do
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(PIECES, max_size=60), cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=6))
+def test_chunked_output_comes_out_inert_wherever_it_is_cut(pieces, cuts):
+    text = "".join(pieces)
+    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    stream = StreamNeutralizer(keep_sgr=True)
+    out = "".join(stream.feed(text[a:b]) for a, b in itertools.pairwise(bounds)) + stream.finish()
+    assert inert(out, keep_sgr=True)
