@@ -249,3 +249,22 @@ def test_chunked_output_comes_out_inert_wherever_it_is_cut(pieces, cuts):
     stream = StreamNeutralizer(keep_sgr=True)
     out = "".join(stream.feed(text[a:b]) for a, b in itertools.pairwise(bounds)) + stream.finish()
     assert inert(out, keep_sgr=True)
+
+
+async def test_undecodable_bytes_in_displays_and_errors_never_break_the_log():
+    escaped = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")
+
+    async def odd(args, ctx):
+        if args.kind == "fail":
+            raise ToolFailure(f"bad name {escaped}")
+        ctx.progress.output(escaped)
+        return RawResult(text=escaped, display=BashOutputDisplay(
+            command="ls", segments=[OutputSegment(stream="stdout", text=escaped)]))
+
+    env, rec = make_env(ToolSpec(name="Odd", description="", handler=odd, input_model=KindInput, flags=SAFE))
+    ok = await run_call(ToolCall("toolu_1", "Odd", {"kind": "ok"}), env)
+    failed = await run_call(ToolCall("toolu_2", "Odd", {"kind": "fail"}), env)
+    assert ok.display.segments[0].text == "caf\ufffd \ufffd" and ok.model_content == "caf\ufffd \ufffd"
+    assert failed.message == "bad name caf\ufffd \ufffd"
+    for event in rec.events:
+        event.model_dump_json()  # the session log writes every one of them

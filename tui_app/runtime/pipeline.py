@@ -56,6 +56,7 @@ from tui_app.runtime.results import (
     json_safe,
     serialize_result,
     utf8_len,
+    valid_unicode,
 )
 from tui_app.runtime.sanitize import StreamNeutralizer, neutralize, neutralize_display, reveal_controls
 from tui_app.runtime.timeouts import (
@@ -517,7 +518,7 @@ async def end_with_error(state: CallState, ended: CallEnded) -> Outcome:
         except Exception as exc:  # a broken hook never hides the call's own failure
             state.env.emit(Warning(turn_id=state.env.turn_id, call_id=state.call.id, code="hook_failed",
                                    message=project_exception(exc)))
-    text = ended.model_text if ended.model_text is not None else ended.message
+    text = valid_unicode(ended.model_text if ended.model_text is not None else ended.message)
     # a failure's own words obey the tool's budget too, keeping head and tail
     limit = state.spec.budget.limit_bytes if state.spec is not None else DEFAULT_BUDGET.limit_bytes
     bounded, cut = bound_text(text, limit)
@@ -530,7 +531,7 @@ async def end_with_error(state: CallState, ended: CallEnded) -> Outcome:
 
 def emit_error(state: CallState, ended: CallEnded, content: Any, serialized: Serialized | None) -> Outcome:
     env = state.env
-    message = bound_text(ended.message, MAX_ERROR_MESSAGE_BYTES)[0]
+    message = bound_text(valid_unicode(ended.message), MAX_ERROR_MESSAGE_BYTES)[0]
     display = ended.display or ErrorDisplay(phase=ended.phase, code=ended.code, message=message)
     content = append_hook_context(content, state.context)
     sent = content_bytes(content)

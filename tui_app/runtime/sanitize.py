@@ -26,7 +26,9 @@ _SEQUENCES = re.compile(f"{_STRING_SEQ}|{_CSI}|{_ESCAPE}")
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 # C0 controls except tab and newline, DEL, and C1 controls
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-_HAS_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# … and lone surrogates (bytes a decoder escaped), which no screen can show and no JSON log can hold
+_HAS_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROLS_BUT_NUL = re.compile(r"[\x01-\x08\x0b-\x1f\x7f\x80-\x9f]")
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
 # a chunk that ends inside a sequence (or on a CR that may be half of CRLF) holds that end back
@@ -41,7 +43,7 @@ def neutralize(text: str, keep_sgr: bool = False) -> str:
     (`\\r\\n` → `\\n`; a bare `\\r`, used to redraw progress bars, is dropped)."""
     if not _HAS_CONTROL.search(text):
         return text
-    text = text.replace("\r\n", "\n")
+    text = _SURROGATE.sub("\ufffd", text.replace("\r\n", "\n"))
     if keep_sgr:
         kept: list[str] = []
 
@@ -71,7 +73,7 @@ def reveal_controls(text: str) -> str:
     approves hides nothing; `\\r\\n` stays a line break."""
     if not _HAS_CONTROL.search(text):
         return text
-    return _CONTROLS.sub(_picture, text.replace("\r\n", "\n"))
+    return _CONTROLS.sub(_picture, _SURROGATE.sub("\ufffd", text.replace("\r\n", "\n")))
 
 
 class StreamNeutralizer:
