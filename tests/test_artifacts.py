@@ -272,6 +272,9 @@ async def test_a_tool_whose_own_artifact_failed_gets_the_warning_too():
     out = await run_call(ToolCall("t", "Bash", {"text": "y" * 40_000}), env)
     assert isinstance(out, ToolCallResult) and out.strategy == "truncate"
     assert "No space left on device" in rec.of("Warning")[0].message
+    # the tool's text already fits (it kept only the ends): the lost artifact is still reported
+    small = await run_call(ToolCall("u", "Bash", {"text": "Exit code 1\n[... 5 GB omitted ...]"}), env)
+    assert small.strategy == "inline" and len(rec.of("Warning")) == 2
 
 
 async def test_an_artifact_the_tool_streamed_is_reported_even_when_the_text_fits(tmp_path):

@@ -106,6 +106,20 @@ class _Utf8Check:
         self._pending = bool(self._decoder.getstate()[0])
 
 
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename durable: the new name lives in the directory's own data."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot fsync a directory; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
 class ArtifactWriter:
     """Streams one artifact to disk. `write` takes bytes or text; `close` publishes it."""
 
@@ -186,6 +200,7 @@ class ArtifactWriter:
                 self._file.close()
                 if self._write_path != self.path:
                     os.replace(self._write_path, self.path)
+                    _fsync_directory(self.path.parent)
             except OSError as exc:
                 self._fail(exc)
         if self.error is not None:

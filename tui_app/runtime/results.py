@@ -257,11 +257,13 @@ def serialize_text(
     # an artifact the tool streamed itself (Bash) exists whatever road the text takes
     given = raw.artifact if isinstance(raw.artifact, ArtifactRef) else None
     refs = [given] if given is not None else []
-    if original <= limit:
-        return Serialized(text, text, original_bytes=original, sent_bytes=original, artifacts=refs)
     warnings: list[str] = []
     if isinstance(raw.artifact, BaseException):  # the tool tried to stream one and the disk said no
-        warnings.append(f"Could not persist the output of {spec.name} ({raw.artifact}); it was truncated instead")
+        warnings.append(f"Could not persist the output of {spec.name} ({raw.artifact}); "
+                        "the model got what fits in its budget")
+    if original <= limit:
+        return Serialized(text, text, original_bytes=original, sent_bytes=original, artifacts=refs,
+                          warnings=warnings)
     if budget.over_budget == "artifact" and not warnings:
         ref = given
         if ref is None and sink is not None:
