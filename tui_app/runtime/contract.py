@@ -135,7 +135,8 @@ class RawResult:
     output: Any = None
     text: str | None = None
     display: Display | None = None
-    #: the tool already wrote its full output to an artifact (Bash streams into one)
+    #: the tool already wrote its full output to an artifact (Bash streams into one): its
+    #: ArtifactRef, or the OSError that stopped the write (the result then falls back to truncation)
     artifact: Any = None
     stop_turn: bool = False
     is_error: bool = False

@@ -47,14 +47,18 @@ class OutputSegment(_Display):
 class BashOutputDisplay(_Display):
     kind: Literal["bash_output"] = "bash_output"
     command: str
-    #: stdout and stderr in the order they arrived
+    #: stdout and stderr in the order they arrived (text may carry SGR colour sequences, nothing else)
     segments: list[OutputSegment] = Field(default_factory=list)
     exit_code: int | None = None
     duration_ms: int = 0
     interrupted: bool = False
     timed_out: bool = False
+    #: bytes the command printed, all of it
     total_bytes: int = 0
     truncated: bool = False
+    #: bytes of output this card does not hold, and the segment index they were cut out before
+    omitted_bytes: int = 0
+    gap_at: int | None = None
     artifact_uri: str | None = None
     background_task_id: str | None = None
 

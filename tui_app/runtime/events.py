@@ -285,6 +285,7 @@ class ToolCallError(_Event):
     truncated: bool = False
     original_bytes: int = 0
     sent_bytes: int = 0
+    strategy: Literal["inline", "truncate", "artifact"] = "inline"
     artifacts: list[ArtifactRef] = Field(default_factory=list)
     metrics: CallMetrics = CallMetrics()
     stop_turn: bool = False

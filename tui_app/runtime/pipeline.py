@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker, ApprovalRequest, input_sha256
+from tui_app.runtime.budgets import DEFAULT as DEFAULT_BUDGET
 from tui_app.runtime.contract import (
     ProgressSink,
     RawResult,
@@ -25,6 +26,7 @@ from tui_app.runtime.contract import (
     ToolTimedOut,
 )
 from tui_app.runtime.display import ErrorDisplay
+from tui_app.runtime.display_bounds import MAX_ERROR_MESSAGE_BYTES
 from tui_app.runtime.events import (
     ArtifactPersisted,
     CallMetrics,
@@ -49,10 +51,14 @@ from tui_app.runtime.results import (
     ArtifactSink,
     Serialized,
     append_hook_context,
+    bound_text,
+    content_bytes,
     json_safe,
     serialize_result,
     utf8_len,
+    valid_unicode,
 )
+from tui_app.runtime.sanitize import StreamNeutralizer, neutralize, neutralize_display, reveal_controls
 from tui_app.runtime.timeouts import (
     RUNTIME_DEFAULT_TIMEOUT_MS,
     Deadline,
@@ -273,14 +279,16 @@ async def approve(state: CallState, decision: PermissionDecision) -> None:
     )
 
     def announce() -> None:
+        # what the user approves is shown exactly: control characters become visible symbols
         env.emit(PermissionRequested(
             turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id, tool=spec.name,
-            input=state.input, input_sha256=digest, summary=request.summary, reason=decision.reason,
+            input=state.input, input_sha256=digest, summary=reveal_controls(request.summary),
+            reason=decision.reason,
             decided_by=decision.decided_by, risk=preview.risk if preview else state.flags.risk,  # type: ignore[union-attr]
             side_effect_scope=state.flags.side_effect_scope,  # type: ignore[union-attr]
             preview_kind=preview.kind if preview else "json",
-            preview=preview.body if preview else json.dumps(state.input, indent=2, ensure_ascii=False),
-            preview_display=preview.display if preview else None,
+            preview=reveal_controls(preview.body) if preview else json.dumps(state.input, indent=2, ensure_ascii=False),
+            preview_display=neutralize_display(preview.display, reveal=True) if preview else None,
             suggested_rules=list(decision.suggested_rules), interactive=broker.interactive,
         ))
 
@@ -368,9 +376,20 @@ def start(state: CallState) -> None:
 
 
 def _progress_emitter(state: CallState) -> Callable[..., None]:
+    """Progress goes to the screen only: its text is neutralised (output keeps SGR colours, and a
+    sequence split between two chunks waits for its other half)."""
     emit, turn_id, call_id = state.env.emit, state.env.turn_id, state.call.id
+    streams: dict[str, StreamNeutralizer] = {}
 
     def emit_progress(**fields: Any) -> None:
+        text = fields.get("text") or ""
+        if fields.get("kind") == "output":
+            cleaner = streams.setdefault(fields.get("stream") or "stdout", StreamNeutralizer(keep_sgr=True))
+            fields["text"] = text = cleaner.feed(text)
+            if not text:
+                return
+        elif text:
+            fields["text"] = neutralize(text)
         emit(ToolCallProgress(turn_id=turn_id, call_id=call_id, **fields))
 
     return emit_progress
@@ -428,7 +447,7 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
     spec, env = state.spec, state.env
     assert spec is not None
     check_output(spec, raw)
-    serialized = serialize_result(spec, raw, state.call.id, env.artifacts)
+    serialized = serialize(state, raw)
     announce_serialization(state, serialized)
     response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
     if raw.is_error:
@@ -436,7 +455,7 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         failure = await env.hooks.post_tool_use_failure(
             hook_call(state), error_text, False, state.exec_ms)
         state.context.extend(failure.context)
-        return emit_error(state, CallEnded("execute", raw.error_code, _first_line(error_text),
+        return emit_error(state, CallEnded("execute", raw.error_code, serialized.summary or "failed",
                                            side_effects="applied", display=raw.display),
                           serialized.content, serialized)
     post = await env.hooks.post_tool_use(hook_call(state), json_safe(response), state.exec_ms)
@@ -449,15 +468,29 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         return emit_error(state, CallEnded("post_hook", "hook_denied", post.block_reason,
                                            side_effects="applied", display=raw.display),
                           content, serialized)
+    content = append_hook_context(serialized.content, state.context)
+    sent = content_bytes(content)
     outcome = ToolCallResult(
-        turn_id=env.turn_id, call_id=state.call.id, tool=spec.name,
-        model_content=append_hook_context(serialized.content, state.context),
-        display=raw.display, truncated=serialized.truncated, original_bytes=serialized.original_bytes,
-        sent_bytes=serialized.sent_bytes, strategy=serialized.strategy, artifacts=serialized.artifacts,
-        metrics=metrics(state, serialized.sent_bytes),
+        turn_id=env.turn_id, call_id=state.call.id, tool=spec.name, model_content=content,
+        display=neutralize_display(raw.display), truncated=serialized.truncated,
+        original_bytes=serialized.original_bytes, sent_bytes=sent, strategy=serialized.strategy,
+        artifacts=serialized.artifacts, metrics=metrics(state, sent),
         stop_turn=(raw.stop_turn or spec.stop_turn_on_success or state.stop_reason is not None),
     )
     return env.emit(outcome)
+
+
+def serialize(state: CallState, raw: RawResult) -> Serialized:
+    """The model's content under the budget. A tool whose own formatting breaks has still run,
+    so the call ends as an output error with its side effects applied."""
+    spec = state.spec
+    assert spec is not None
+    try:
+        return serialize_result(spec, raw, state.call.id, state.env.artifacts)
+    except Exception as exc:
+        raise CallEnded("output", "output_invalid",
+                        f"Could not format the output of {spec.name}: {project_exception(exc)}",
+                        side_effects="applied") from None
 
 
 def announce_serialization(state: CallState, serialized: Serialized) -> None:
@@ -466,10 +499,6 @@ def announce_serialization(state: CallState, serialized: Serialized) -> None:
         env.emit(ArtifactPersisted(turn_id=env.turn_id, call_id=state.call.id, artifact=ref, tool=state.tool_name))
     for message in serialized.warnings:
         env.emit(Warning(turn_id=env.turn_id, call_id=state.call.id, code="artifact_fallback", message=message))
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0][:500] if text.strip() else "failed"
 
 
 def metrics(state: CallState, bytes_out: int) -> CallMetrics:
@@ -489,20 +518,30 @@ async def end_with_error(state: CallState, ended: CallEnded) -> Outcome:
         except Exception as exc:  # a broken hook never hides the call's own failure
             state.env.emit(Warning(turn_id=state.env.turn_id, call_id=state.call.id, code="hook_failed",
                                    message=project_exception(exc)))
-    text = ended.model_text if ended.model_text is not None else ended.message
-    return emit_error(state, ended, text, None)
+    text = valid_unicode(ended.model_text if ended.model_text is not None else ended.message)
+    # a failure's own words obey the tool's budget too, keeping head and tail
+    limit = state.spec.budget.limit_bytes if state.spec is not None else DEFAULT_BUDGET.limit_bytes
+    bounded, cut = bound_text(text, limit)
+    serialized = None
+    if cut:
+        serialized = Serialized(bounded, bounded, truncated=True, original_bytes=utf8_len(text),
+                                sent_bytes=utf8_len(bounded), strategy="truncate")
+    return emit_error(state, ended, bounded, serialized)
 
 
 def emit_error(state: CallState, ended: CallEnded, content: Any, serialized: Serialized | None) -> Outcome:
     env = state.env
-    display = ended.display or ErrorDisplay(phase=ended.phase, code=ended.code, message=ended.message)
-    sent = utf8_len(content) if isinstance(content, str) else (serialized.sent_bytes if serialized else 0)
+    message = bound_text(valid_unicode(ended.message), MAX_ERROR_MESSAGE_BYTES)[0]
+    display = ended.display or ErrorDisplay(phase=ended.phase, code=ended.code, message=message)
+    content = append_hook_context(content, state.context)
+    sent = content_bytes(content)
     return env.emit(ToolCallError(
         turn_id=env.turn_id, call_id=state.call.id, tool=state.tool_name, phase=ended.phase, code=ended.code,
-        message=ended.message, model_content=append_hook_context(content, state.context),
-        side_effects=ended.side_effects, retryable=ended.retryable, display=display,
+        message=message, model_content=content,
+        side_effects=ended.side_effects, retryable=ended.retryable, display=neutralize_display(display),
         truncated=serialized.truncated if serialized else False,
         original_bytes=serialized.original_bytes if serialized else sent, sent_bytes=sent,
+        strategy=serialized.strategy if serialized else "inline",
         artifacts=serialized.artifacts if serialized else [], metrics=metrics(state, sent),
         stop_turn=ended.stop_turn or state.stop_reason is not None,
     ))

@@ -9,5 +9,6 @@ def builtin_tools() -> list[ToolSpec]:
     from tui_app.tools.glob import GLOB
     from tui_app.tools.grep import GREP
     from tui_app.tools.read import READ
+    from tui_app.tools.read_artifact import READ_ARTIFACT
 
-    return [READ, GLOB, GREP]
+    return [READ, GLOB, GREP, READ_ARTIFACT]
