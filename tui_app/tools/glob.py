@@ -10,10 +10,10 @@ import time
 
 from pydantic import Field
 
+from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
-    ResultBudget,
     StrictInput,
     TimeoutPolicy,
     ToolContext,
@@ -147,8 +147,7 @@ GLOB = ToolSpec(
     flags=ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
                     risk="low"),
     permission=PermissionSpec(kind="read", rule_key="path"),
-    budget=ResultBudget(max_model_bytes=100000, max_inline_bytes=100000, over_budget="artifact",
-                        preview_end="head"),
+    budget=budgets.GLOB,
     timeout=TimeoutPolicy(default_ms=30000),
     validate_input=check_input,
     resolve_input=resolve_file_path_input("path"),

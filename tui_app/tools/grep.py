@@ -10,10 +10,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
-    ResultBudget,
     StrictInput,
     TimeoutPolicy,
     ToolContext,
@@ -165,7 +165,7 @@ GREP = ToolSpec(
     flags=ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
                     risk="low"),
     permission=PermissionSpec(kind="read", rule_key="path"),
-    budget=ResultBudget(max_model_bytes=20000, max_inline_bytes=20000, over_budget="artifact", preview_end="head"),
+    budget=budgets.GREP,
     timeout=TimeoutPolicy(default_ms=30000),
     validate_input=check_input,
     resolve_input=resolve_file_path_input("path"),

@@ -17,10 +17,10 @@ from typing import BinaryIO
 
 from pydantic import Field
 
+from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
-    ResultBudget,
     StrictInput,
     TimeoutPolicy,
     ToolContext,
@@ -267,8 +267,7 @@ READ = ToolSpec(
     flags=ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
                     risk="low"),
     permission=PermissionSpec(kind="read", rule_key="file_path"),
-    budget=ResultBudget(max_model_bytes=262144, max_inline_bytes=262144, over_budget="truncate",
-                        preview_end="head"),
+    budget=budgets.READ,
     timeout=TimeoutPolicy(default_ms=30000),
     validate_input=check_input,
     resolve_input=resolve_file_path_input("file_path"),
