@@ -490,8 +490,10 @@ def bound_card(hunks: list[DiffHunk], max_hunks: int = CARD_MAX_HUNKS,
 def file_diff_display(path: str, old: str, new: str,
                       operation: Literal["create", "update", "delete"] = "update",
                       patch: Patch | None = None) -> FileDiffDisplay:
-    old, new = display_safe(old), display_safe(new)
-    patch = patch or structured_patch(old, new)
+    safe_old, safe_new = display_safe(old), display_safe(new)
+    if patch is None or safe_old is not old or safe_new is not new:
+        patch = structured_patch(safe_old, safe_new)  # hunks must be JSON-safe too
+    old, new = safe_old, safe_new
     kept, omitted_hunks, omitted_lines = bound_card(patch.hunks)
     return FileDiffDisplay(
         path=display_safe(path), operation=operation, hunks=kept, added=patch.added, removed=patch.removed,
