@@ -232,6 +232,8 @@ class FileState:
         try:
             from watchfiles import watch
 
+            if not os.path.isdir(self.root or ""):  # watchfiles skips missing paths silently
+                raise FileNotFoundError("the directory does not exist")
             for changes in watch(self.root, watch_filter=self._tracked, stop_event=self._stop,  # type: ignore[arg-type]
                                  debounce=WATCH_DEBOUNCE_MS, step=WATCH_STEP_MS, rust_timeout=WATCH_TICK_MS,
                                  yield_on_timeout=True, raise_interrupt=False, ignore_permission_denied=True):
