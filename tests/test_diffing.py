@@ -14,17 +14,16 @@ from hypothesis import strategies as st
 from tui_app.runtime.diffing import (
     CARD_MAX_HUNKS,
     CARD_MAX_LINES,
-    CONFIRM,
     NO_NEWLINE,
     VIEWER_TEXT_LIMIT,
     apply_hunks,
-    diff_lines,
     file_diff_display,
     hunks_of,
     split_lines,
     structured_patch,
     unified_diff_text,
 )
+from tui_app.runtime.line_diff import CONFIRM, diff_lines
 
 # few distinct lines, so repeats, near-misses and missing final newlines are all common
 LINE = st.sampled_from(["a\n", "b\n", "c\n", "\n", "}\n", "a", "b", "x\r\n", "é\n", "\x0cform\n"])

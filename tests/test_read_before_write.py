@@ -88,6 +88,17 @@ async def test_an_outside_change_is_caught_without_the_watcher(setup, tmp_path):
     assert target.read_text() == "x = 1\ny = 2\n"
 
 
+async def test_a_file_deleted_since_the_read_is_stale(setup, tmp_path):
+    s = setup
+    target = tmp_path / "a.py"
+    target.write_text("x = 1\n")
+    await s.call("Read", {"file_path": str(target)})
+    target.unlink()
+    out = await s.call("Edit", {"file_path": str(target), "old_string": "x = 1", "new_string": "x = 3"})
+    assert (out.phase, out.code) == ("precondition", "stale_file_baseline")
+    assert "deleted since you read it" in out.model_content and not target.exists()
+
+
 async def test_a_touch_that_keeps_the_bytes_is_not_a_change(setup, tmp_path):
     s = setup
     target = tmp_path / "a.py"

@@ -23,7 +23,7 @@ from tui_app.runtime.contract import (
     ToolFlags,
     ToolSpec,
 )
-from tui_app.runtime.filestate import absolute_path
+from tui_app.runtime.filestate import absolute_path, stale
 from tui_app.tools.file_edits import (
     Current,
     Replacement,
@@ -101,6 +101,8 @@ async def check_edit(args: EditInput | MultiEditInput, ctx: ToolContext) -> None
         if creates_file(edits):
             await asyncio.to_thread(replace_exactly, "", edits)
             return
+        if file_state(ctx).baseline(path) is not None:
+            raise stale(path, "deleted")
         raise ToolFailure(f"File does not exist: {path}. To create it, use Write (or Edit with an empty old_string).")
     file_state(ctx).check(path, current.data)
     await asyncio.to_thread(replace_exactly, decode(current.data), edits)

@@ -178,10 +178,8 @@ def write_atomically(path: str, data: bytes, mode: int | None) -> int:
 def check_unchanged_since_preview(fs: FileState, call_id: str, path: str, current: Current) -> None:
     previewed = fs.take_preview(call_id)
     if previewed is not None and previewed[1] != sha256_hex(current.data or b""):
-        failure = stale(path, "modified")
-        failure.message = (f"File changed after the diff you approved was computed: {path}. Nothing was "
-                           "written. Read it again.")
-        raise failure
+        raise ToolFailure(f"File changed after the diff you approved was computed: {path}. Nothing was written. "
+                          "Read it again.", code="stale_file_baseline")
 
 
 async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current], tuple[str, str]],
@@ -195,7 +193,7 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
         current = read_current(path)
         if current.data is not None:
             fs.check(path, current.data)
-        elif not create_ok or fs.baseline(path) is not None:
+        elif not create_ok:  # an edit of a file that is gone
             raise stale(path, "deleted") if fs.baseline(path) is not None else ToolFailure(
                 f"File does not exist: {path}")
         check_unchanged_since_preview(fs, call_id, path, current)
