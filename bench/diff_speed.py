@@ -9,6 +9,9 @@ Files of 10,000 lines, each with 50 scattered edits (replacements, insertions an
   unique-line anchoring finds nothing);
 * periodic — a block of 7 lines repeated (every shifted copy matches; the worst case for Myers).
 
+Then shapes that are not scattered edits, to show the work budget bounds the worst case: a
+rewrite (no line in common), the real file shuffled, and every other line re-indented.
+
 Each tool's time is the median of `--repeat` runs and includes what a caller pays: Vigil's
 splitting, diffing and hunk building; the peers' process start, file reads and output. Vigil's
 hunks are applied back to the old text to check them. `difflib.unified_diff` is shown for scale.
@@ -124,10 +127,20 @@ def main() -> None:
     cases["synthetic"] = (syn, scatter_edits(syn, rng, lambda n: vocab_rng.choice(syn)))
     per = periodic()
     cases["periodic"] = (per, scatter_edits(per, rng, lambda n: f'  "extra": {n},\n'))
+    shuffled = list(real)
+    random.Random(3).shuffle(shuffled)
+    shapes = {
+        "rewrite": (real, [f"new line {i}\n" for i in range(LINES)]),
+        "shuffled": (real, shuffled),
+        "reindent": (real, ["    " + line if i % 2 else line for i, line in enumerate(real)]),
+    }
     print(f"{LINES} lines, {EDITS} scattered edits, median of {args.repeat} runs, cpu count {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, (old_lines, new_lines) in cases.items():
             measure(name, old_lines, new_lines, args.repeat, Path(tmp))
+        print("other shapes (no target; the work budget bounds them):")
+        for name, (old_lines, new_lines) in shapes.items():
+            measure(name, old_lines, new_lines, max(3, args.repeat // 3), Path(tmp))
 
 
 if __name__ == "__main__":
