@@ -155,7 +155,6 @@ class ApprovalBroker:
         elif not self.interactive:
             self._claim(request.request_id, _no_client(), check_hash=False)
 
-
     # ---- questions to the user (AskUserQuestion) ---------------------------------------------
 
     async def ask_user(self, request: QuestionRequest, announce: Callable[[], None]) -> QuestionAnswer:
