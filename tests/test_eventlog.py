@@ -54,6 +54,10 @@ SAMPLES = [
     ev.ArtifactPersisted(call_id="c1", artifact=REF, tool="Bash"),
     ev.FileChangedExternally(path="/p/a.py"),
     ev.TodoUpdated(todos=[{"content": "x", "status": "pending", "activeForm": "Doing x"}]),
+    ev.UserQuestionAsked(call_id="c3", request_id="perm-2", questions=[{
+        "question": "Which database?", "header": "Database", "multiSelect": False,
+        "options": [{"label": "SQLite", "description": "a file"}, {"label": "Postgres", "description": "a server"}]}]),
+    ev.UserQuestionAnswered(call_id="c3", request_id="perm-2", answers={"Which database?": "SQLite"}),
 ]
 
 

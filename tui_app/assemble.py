@@ -94,9 +94,21 @@ def build_registry(policy: PermissionPolicy) -> ToolRegistry:
 
 def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
     from tui_app.runtime.artifacts import ArtifactStore
+    from tui_app.runtime.filestate import FileState
     from tui_app.runtime.paths import session_dir
+    from tui_app.tools.todo import TodoList
 
-    return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts")}
+    return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts"),
+            "file_state": FileState(check_cwd(options.cwd)), "todos": TodoList()}
+
+
+def connect_services(session: Session) -> None:
+    """Services that talk back to the session: outside file changes become its events, and
+    AskUserQuestion asks through its broker."""
+    session.services.setdefault("approval_broker", session.broker)
+    file_state = session.services.get("file_state")
+    if file_state is not None:
+        file_state.bind(session.emit)
 
 
 def build_session(options: SessionOptions) -> Session:
@@ -111,4 +123,5 @@ def build_session(options: SessionOptions) -> Session:
         system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),
     )
     session.services.update(build_services(options, session.id))
+    connect_services(session)
     return session

@@ -85,6 +85,7 @@ class ApprovalBroker:
         self._lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
         self._ids = itertools.count(1)
+        self._questions: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[QuestionAnswer]]] = {}
 
     def new_request_id(self) -> str:
         return f"perm-{next(self._ids)}"
@@ -153,6 +154,52 @@ class ApprovalBroker:
             self._claim(request.request_id, answer, check_hash=False)
         elif not self.interactive:
             self._claim(request.request_id, _no_client(), check_hash=False)
+
+    # ---- questions to the user (AskUserQuestion) ---------------------------------------------
+
+    async def ask_user(self, request: QuestionRequest, announce: Callable[[], None]) -> QuestionAnswer:
+        """Register the question, then announce it, then wait for `answer_question`. Only an
+        interactive client can answer; the tool refuses to ask without one."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[QuestionAnswer] = loop.create_future()
+        with self._lock:
+            self._questions[request.request_id] = (loop, future)
+        try:
+            announce()
+            return await future
+        finally:
+            with self._lock:
+                self._questions.pop(request.request_id, None)
+
+    def answer_question(self, request_id: str, answers: dict[str, str] | None) -> bool:
+        """Thread-safe. `answers` maps each question's text to the answer; None = declined.
+        False if no such question is waiting (already answered, or its call was cancelled)."""
+        with self._lock:
+            entry = self._questions.pop(request_id, None)
+        if entry is None:
+            return False
+        loop, future = entry
+        loop.call_soon_threadsafe(_settle_question, future, QuestionAnswer(None if answers is None else dict(answers)))
+        return True
+
+
+@dataclass(frozen=True)
+class QuestionRequest:
+    request_id: str
+    call_id: str
+    questions: list[dict[str, Any]]
+    created: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class QuestionAnswer:
+    #: question text → answer; None when the user declined to answer
+    answers: dict[str, str] | None
+
+
+def _settle_question(future: asyncio.Future[QuestionAnswer], answer: QuestionAnswer) -> None:
+    if not future.done():
+        future.set_result(answer)
 
 
 def _settle(future: asyncio.Future[ApprovalAnswer], answer: ApprovalAnswer) -> None:

@@ -315,13 +315,30 @@ class TodoUpdated(_Event):
     todos: list[dict[str, Any]]
 
 
+class UserQuestionAsked(_Event):
+    """AskUserQuestion is waiting for the user (registered with the broker before this is sent)."""
+
+    type: Literal["UserQuestionAsked"] = "UserQuestionAsked"
+    request_id: str
+    #: as the model sent them: {question, header, options: [{label, description}], multiSelect}
+    questions: list[dict[str, Any]]
+
+
+class UserQuestionAnswered(_Event):
+    type: Literal["UserQuestionAnswered"] = "UserQuestionAnswered"
+    request_id: str
+    outcome: Literal["answered", "declined", "cancelled"] = "answered"
+    #: question text → the chosen label(s), several joined by ", ", or the user's own words
+    answers: dict[str, str] = Field(default_factory=dict)
+
+
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun
     | ToolCallStarted | ToolCallProgress | ToolCallResult | ToolCallError | ToolBatchComplete
-    | ArtifactPersisted | FileChangedExternally | TodoUpdated,
+    | ArtifactPersisted | FileChangedExternally | TodoUpdated | UserQuestionAsked | UserQuestionAnswered,
     Field(discriminator="type"),
 ]
 

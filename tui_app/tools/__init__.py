@@ -6,9 +6,14 @@ from tui_app.runtime.contract import ToolSpec
 
 
 def builtin_tools() -> list[ToolSpec]:
+    from tui_app.tools.ask_user import ASK_USER_QUESTION
+    from tui_app.tools.edit import EDIT, MULTI_EDIT
     from tui_app.tools.glob import GLOB
     from tui_app.tools.grep import GREP
     from tui_app.tools.read import READ
     from tui_app.tools.read_artifact import READ_ARTIFACT
+    from tui_app.tools.todo import TODO_WRITE
+    from tui_app.tools.web_fetch import WEB_FETCH
+    from tui_app.tools.write import WRITE
 
-    return [READ, GLOB, GREP, READ_ARTIFACT]
+    return [READ, GLOB, GREP, WRITE, EDIT, WEB_FETCH, TODO_WRITE, ASK_USER_QUESTION, READ_ARTIFACT, MULTI_EDIT]
