@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
+from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     ApprovalPreview,
     PermissionSpec,
@@ -147,7 +148,7 @@ async def edit(args: EditInput | MultiEditInput, ctx: ToolContext) -> RawResult:
 
 _COMMON: dict[str, Any] = dict(
     handler=edit, flags=FLAGS, permission=PERMISSION, validate_input=check_edit, resolve_input=resolve_edit,
-    prepare_approval=preview_edit,
+    prepare_approval=preview_edit, budget=budgets.WRITE_EDIT,
     cancellation_message=("The user interrupted the edit. Writes are atomic: the file holds either the old or "
                           "the new content; read it to see which."),
 )

@@ -27,10 +27,10 @@ from typing import Any
 import httpx
 from pydantic import Field
 
+from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
-    ResultBudget,
     StrictInput,
     TimeoutPolicy,
     ToolContext,
@@ -304,7 +304,7 @@ WEB_FETCH = ToolSpec(
     flags=ToolFlags(read_only=True, concurrency_safe=False, side_effect_scope="network", needs_approval=True,
                     risk="medium"),
     permission=PermissionSpec(kind="web", rule_key="url", reason="fetches a URL"),
-    budget=ResultBudget(max_model_bytes=100_000, max_inline_bytes=100_000, over_budget="artifact", preview_end="head"),
+    budget=budgets.WEB_FETCH,
     timeout=TimeoutPolicy(default_ms=60_000),
     validate_input=check_fetch,
     cancellation_message="The user interrupted the fetch.",

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     ApprovalPreview,
     PermissionSpec,
@@ -82,6 +83,7 @@ WRITE = ToolSpec(
     flags=ToolFlags(read_only=False, concurrency_safe=False, side_effect_scope="workspace", needs_approval=True,
                     risk="medium"),
     permission=PermissionSpec(kind="edit", rule_key="file_path", reason="writes a file"),
+    budget=budgets.WRITE_EDIT,
     validate_input=check_write,
     resolve_input=resolve_write,
     prepare_approval=preview_write,
