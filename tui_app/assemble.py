@@ -95,8 +95,10 @@ def build_registry(policy: PermissionPolicy) -> ToolRegistry:
 def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
     from tui_app.runtime.artifacts import ArtifactStore
     from tui_app.runtime.paths import session_dir
+    from tui_app.tools.bash_tasks import BackgroundTasks
 
-    return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts")}
+    return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts"),
+            "background_tasks": BackgroundTasks()}
 
 
 def build_session(options: SessionOptions) -> Session:
