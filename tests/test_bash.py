@@ -15,6 +15,7 @@ import pytest
 from tests.fakes import make_env
 from tests.procs import in_groups, kill_marked, marker, wait_for_marker, wait_gone, with_marker
 from tui_app.runtime.artifacts import ArtifactStore
+from tui_app.runtime.display import OutputSegment
 from tui_app.runtime.events import EVENT_ADAPTER
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions import ModePolicy
@@ -58,6 +59,22 @@ async def test_a_timeout_kills_the_whole_group(bash_env):
         # every process of the group is gone by the time the result exists, not "eventually"
         assert with_marker(mark) == {}
         assert in_groups(groups) == []
+    finally:
+        kill_marked(mark)
+
+
+async def test_a_timeout_keeps_the_partial_output_on_screen_and_in_the_artifact(bash_env):
+    env, _ = bash_env
+    mark = marker()
+    try:
+        outcome = await bash(env, f"echo start; seq 1 100000; sleep 0.2; echo late >&2; sleep {mark}", timeout=1500)
+        assert outcome.code == "timeout"
+        display = outcome.display
+        assert display.timed_out and display.exit_code is None and display.total_bytes == 588_906
+        assert display.segments[-1] == OutputSegment(stream="stderr", text="late\n")
+        artifact = Path(env.services["artifacts"].resolve(display.artifact_uri))
+        assert artifact.read_text().startswith("start\n1\n2\n") and artifact.stat().st_size == 588_906
+        assert with_marker(mark) == {}
     finally:
         kill_marked(mark)
 
@@ -157,7 +174,9 @@ async def test_200_mb_of_binary_output_streams_with_flat_memory_into_a_byte_iden
             await asyncio.sleep(0.02)
 
     sampler = asyncio.ensure_future(sample())
-    outcome = await bash(env, f"cat {source}; echo THE-END >&2")
+    # (two pipes keep the order of writes that are apart in time; a stream that was still buffered
+    # when the other was written may be read after it, so the stderr line comes a moment later)
+    outcome = await bash(env, f"cat {source}; sleep 0.2; echo THE-END >&2")
     done = True
     await sampler
     assert outcome.type == "ToolCallResult", outcome.model_content
@@ -226,7 +245,7 @@ async def test_invalid_utf8_nul_bytes_and_split_characters_do_not_break_anything
 
 async def test_a_long_failing_log_keeps_exit_code_head_and_tail(bash_env):
     env, _ = bash_env
-    outcome = await bash(env, "echo BUILD-START; seq 1 100000; echo 'FATAL: it broke' >&2; exit 2")
+    outcome = await bash(env, "echo BUILD-START; seq 1 100000; sleep 0.2; echo 'FATAL: it broke' >&2; exit 2")
     assert outcome.type == "ToolCallError" and outcome.code == "execution_failed"
     text = outcome.model_content
     assert text.startswith("Exit code 2\nOutput began with:\nBUILD-START\n1\n2\n")

@@ -19,7 +19,7 @@ from tui_app.runtime.display import OutputSegment
 from tui_app.runtime.events import ArtifactRef
 from tui_app.runtime.results import cut_tail_bytes, utf8_len
 from tui_app.runtime.sanitize import neutralize
-from tui_app.tools.live_output import STREAMS, LiveOutput, new_decoders
+from tui_app.tools.live_output import LiveOutput, new_decoders
 from tui_app.tools.shell_run import Stream
 
 MODEL_BUDGET = 30_000
@@ -46,17 +46,21 @@ def decode_chunks(chunks: Iterable[Chunk], cut_at_start: bool = False, final: bo
     decoders = new_decoders()
     seen: set[str] = set()
     out: list[tuple[Stream, str]] = []
+    last: dict[Stream, int] = {}
     for stream, chunk in chunks:
         data = bytes(chunk)
         if cut_at_start and stream not in seen:
             data = skip_continuation(data)
         seen.add(stream)
+        last[stream] = len(out)
         out.append((stream, decoders[stream].decode(data)))
     if final:
-        for stream in STREAMS:
+        for stream, index in last.items():
+            # an unfinished character at a stream's very end belongs after its last piece, not
+            # after whatever the other stream wrote later
             rest = decoders[stream].decode(b"", final=True)
             if rest:
-                out.append((stream, rest))
+                out[index] = (stream, out[index][1] + rest)
     return out
 
 

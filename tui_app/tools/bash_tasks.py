@@ -106,6 +106,12 @@ class BackgroundTasks:
         assert run is not None
         try:
             await asyncio.shield(run.protocol.closed)
+        except asyncio.CancelledError:
+            # the loop is going away without the session closing (asyncio.run at exit): end it
+            if task.status == "running":
+                task.status = "killed"
+            await run.stop(self.grace_s)
+            raise
         finally:
             task.exit_code = run.exit_code
             if task.status == "running":

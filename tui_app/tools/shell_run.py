@@ -2,13 +2,16 @@
 and stderr handed over chunk by chunk in the order they arrive, and ended as a whole.
 
 The output goes through an asyncio subprocess *protocol* rather than two StreamReaders: each chunk
-the loop reads (up to 256 KiB) is passed on at once, so the two streams keep their arrival order
-and nothing is buffered here.
+the loop reads is passed on at once, so the two streams keep their arrival order and nothing is
+buffered here. The pipes keep their default size and are read as soon as they are readable: a
+bigger pipe, or batching reads, lets one stream run up to a pipe's worth ahead of the other (a
+last stderr line would land before the end of stdout), for no gain worth it (tried: within noise).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
@@ -97,8 +100,9 @@ class ShellRun:
             transport, protocol = await asyncio.shield(spawn)
         except asyncio.CancelledError:
             # the child may exist already (and may have forked): finish the spawn, then end it all
-            await finish_despite_cancel(spawn)
-            if spawn.exception() is None:
+            with contextlib.suppress(Exception):
+                await finish_despite_cancel(spawn)
+            if spawn.done() and not spawn.cancelled() and spawn.exception() is None:
                 transport, protocol = spawn.result()
                 run = cls(transport, protocol)
                 await run.stop(grace_s)
