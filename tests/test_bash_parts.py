@@ -198,3 +198,15 @@ def test_an_unfinished_character_at_the_end_of_one_stream_stays_with_that_stream
     # … and one finished by a later read of its own stream is whole
     pieces = decode_chunks([("stdout", b"\xe2\x82"), ("stderr", b"x"), ("stdout", b"\xac")])
     assert "".join(t for s, t in pieces if s == "stdout") == "€"
+
+
+def test_timeouts_follow_the_environment():
+    import os
+    import subprocess
+    from pathlib import Path
+
+    code = "from tui_app.tools.bash import BASH; print(BASH.timeout.default_ms, BASH.timeout.max_ms)"
+    env = {**os.environ, "BASH_DEFAULT_TIMEOUT_MS": "5000", "BASH_MAX_TIMEOUT_MS": "9000",
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["5000", "9000"]

@@ -89,3 +89,28 @@ async def test_read_read_edit_bash_read_groups(tmp_path, which):
     assert seq[("ToolCallStarted", "e")] > seq[("ToolCallResult", "d")]
     if which == "stand-ins":  # (the real Edit wants c read first; its scheduling is what is checked)
         assert outcomes[3].model_content == "CONTENT of c\n"  # Bash saw the Edit's result
+
+
+async def test_a_command_the_classifier_calls_read_only_shares_a_group_with_reads(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    from tui_app.tools import bash as bash_module
+
+    read_only = ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
+                          risk="low")
+    module = types.ModuleType("tui_app.runtime.bash_readonly")
+    module.bash_flags = lambda command: read_only if command.startswith("ls") else bash_module.BASE_FLAGS
+    monkeypatch.setitem(sys.modules, "tui_app.runtime.bash_readonly", module)
+    bash_module._classifier.cache_clear()
+    try:
+        (tmp_path / "a").write_text("a\n")
+        env, rec = make_env(STAND_IN_READ, BASH, policy=ModePolicy(), cwd=str(tmp_path))
+        calls = [ToolCall("a", "Read", {"file_path": "a"}), ToolCall("b", "Bash", {"command": "ls"}),
+                 ToolCall("c", "Bash", {"command": "touch x"}), ToolCall("d", "Read", {"file_path": "a"})]
+        outcomes = await run_batch(calls, env, TurnControl())
+        assert rec.of("ToolCallScheduled")[0].groups == [["a", "b"], ["c"], ["d"]]
+        assert outcomes[1].type == "ToolCallResult" and "a\n" in outcomes[1].model_content  # no approval asked
+        assert outcomes[2].code == "no_permission_client"  # the writer still needs one
+    finally:
+        bash_module._classifier.cache_clear()
