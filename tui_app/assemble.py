@@ -96,10 +96,12 @@ def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
     from tui_app.runtime.artifacts import ArtifactStore
     from tui_app.runtime.filestate import FileState
     from tui_app.runtime.paths import session_dir
+    from tui_app.tools.bash_tasks import BackgroundTasks
     from tui_app.tools.todo import TodoList
 
     return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts"),
-            "file_state": FileState(check_cwd(options.cwd)), "todos": TodoList()}
+            "file_state": FileState(check_cwd(options.cwd)), "todos": TodoList(),
+            "background_tasks": BackgroundTasks()}
 
 
 def connect_services(session: Session) -> None:

@@ -1,0 +1,216 @@
+"""Background tasks: start, read incrementally, stop; none outlives its session or Vigil itself."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import make_env
+from tests.procs import kill_marked, marker, wait_for_marker, wait_gone, with_marker
+from tui_app.providers.scripted import ScriptedModel, load_script
+from tui_app.runtime.artifacts import ArtifactStore
+from tui_app.runtime.permissions import ModePolicy
+from tui_app.runtime.pipeline import ToolCall, run_call
+from tui_app.runtime.registry import ToolRegistry
+from tui_app.runtime.session import Session
+from tui_app.tools.bash import BASH
+from tui_app.tools.bash_tasks import BackgroundTasks
+from tui_app.tools.task_output import TASK_OUTPUT
+from tui_app.tools.task_stop import TASK_STOP
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+async def task_env(tmp_path):
+    env, rec = make_env(BASH, TASK_OUTPUT, TASK_STOP, policy=ModePolicy(allow={"Bash"}), cwd=str(tmp_path))
+    env.services["artifacts"] = ArtifactStore("test", tmp_path / "artifacts")
+    env.services["background_tasks"] = tasks = BackgroundTasks()
+    yield env, rec
+    await tasks.aclose()
+
+
+async def call(env, name: str, data: dict, call_id: str = "c"):
+    return await run_call(ToolCall(call_id, name, data), env)
+
+
+async def test_start_read_incrementally_and_stop(task_env):
+    env, _ = task_env
+    mark = marker()
+    command = f"echo first; echo warn >&2; sleep 0.6; echo second; sleep {mark}"
+    try:
+        began = time.monotonic()
+        started = await call(env, "Bash", {"command": command, "run_in_background": True}, "c1")
+        assert time.monotonic() - began < 1  # returns at once
+        assert started.type == "ToolCallResult"
+        assert started.model_content.startswith("Command running in background with ID: bash_1\n")
+        assert started.display.background_task_id == "bash_1"
+
+        first = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False}, "c2")
+        for _ in range(50):  # the echo may not have happened yet
+            if "first" in first.model_content:
+                break
+            await asyncio.sleep(0.02)
+            first = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False}, "c2")
+        assert "<status>running</status>" in first.model_content
+        assert "first\nwarn" in first.model_content and "second" not in first.model_content
+
+        await asyncio.sleep(0.9)
+        second = await call(env, "BashOutput", {"bash_id": "bash_1"}, "c3")  # legacy name, never blocks
+        assert second.tool == "TaskOutput"
+        assert "second" in second.model_content and "first" not in second.model_content  # only what is new
+
+        empty = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False}, "c4")
+        assert "(no new output)" in empty.model_content
+
+        stopped = await call(env, "KillShell", {"shell_id": "bash_1"}, "c5")
+        assert stopped.type == "ToolCallResult" and stopped.model_content.startswith("Stopped background task bash_1")
+        assert with_marker(mark) == {}
+
+        after = await call(env, "TaskOutput", {"task_id": "bash_1"}, "c6")
+        assert "<status>killed</status>" in after.model_content
+        again = await call(env, "TaskStop", {"task_id": "bash_1"}, "c7")
+        assert "had already ended (killed" in again.model_content
+        artifact = Path(env.services["background_tasks"].get("bash_1").path).read_text()
+        assert artifact == "first\nwarn\nsecond\n"
+    finally:
+        kill_marked(mark)
+
+
+async def test_blocking_read_waits_for_the_end_and_reports_the_exit_code(task_env):
+    env, _ = task_env
+    await call(env, "Bash", {"command": "sleep 0.3; echo done; exit 4", "run_in_background": True})
+    result = await call(env, "TaskOutput", {"task_id": "bash_1"})
+    assert result.model_content == "<task_id>bash_1</task_id>\n<status>failed</status>\n<exit_code>4</exit_code>\n" \
+                                   "<output>\ndone\n</output>"
+
+
+async def test_a_read_returns_at_most_30000_bytes_and_says_where_the_rest_is(task_env):
+    env, _ = task_env
+    await call(env, "Bash", {"command": "seq 1 100000", "run_in_background": True})
+    result = await call(env, "TaskOutput", {"task_id": "bash_1"})
+    text = result.model_content
+    task = env.services["background_tasks"].get("bash_1")
+    assert f"earlier bytes of new output skipped; the whole output is in {task.path}" in text
+    assert text.endswith("99999\n100000\n</output>") and len(text.encode()) < 31_000
+    assert Path(task.path).read_text() == "".join(f"{i}\n" for i in range(1, 100001))
+
+
+async def test_an_unknown_task_is_refused_with_the_known_ones(task_env):
+    env, _ = task_env
+    await call(env, "Bash", {"command": "true", "run_in_background": True})
+    result = await call(env, "TaskOutput", {"task_id": "bash_9"})
+    assert (result.type, result.phase) == ("ToolCallError", "precondition")
+    assert "No background task with id bash_9 (tasks: bash_1)" in result.model_content
+    result = await call(env, "TaskStop", {})
+    assert "Give the task_id" in result.model_content
+
+
+async def test_no_background_task_survives_the_session(tmp_path):
+    marks = [marker(), marker()]
+    registry = ToolRegistry()
+    for spec in (BASH, TASK_OUTPUT, TASK_STOP):
+        registry.register(spec)
+    script = tmp_path / "script.json"
+    script.write_text('{"steps": [{"text": "hi"}]}')
+    session = Session(cwd=str(tmp_path), model=ScriptedModel(load_script(script)), registry=registry,
+                      policy=ModePolicy(allow={"Bash"}), persist=False,
+                      services={"artifacts": ArtifactStore("s", tmp_path / "a"),
+                                "background_tasks": BackgroundTasks(grace_s=1.0)})
+    try:
+        await session.start()
+        env = session.call_env("turn-1")
+        for i, mark in enumerate(marks):
+            # one that ignores TERM in the shell itself, one plain
+            command = f"trap '' TERM; sleep {mark} & wait" if i == 0 else f"sleep {mark}"
+            outcome = await call(env, "Bash", {"command": command, "run_in_background": True}, f"c{i}")
+            assert outcome.type == "ToolCallResult"
+        for mark in marks:
+            await wait_for_marker(mark)
+        began = time.monotonic()
+        await session.close()
+        # the TERM-ignoring one needed the KILL after the grace (1 s here), and got it
+        assert 1.0 <= time.monotonic() - began < 1.0 + 3
+        for mark in marks:
+            assert with_marker(mark) == {}
+    finally:
+        for mark in marks:
+            kill_marked(mark)
+
+
+# ---- Vigil's own process ending -----------------------------------------------------------------
+
+def _python(code: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("ending", ["asyncio_run_returns", "loop_abandoned"])
+def test_background_tasks_die_with_the_vigil_process(ending):
+    mark = marker()
+    code = f"""
+        import asyncio, os
+        from tui_app.tools.bash_tasks import BackgroundTasks
+
+        async def start():
+            tasks = BackgroundTasks()
+            await tasks.start("sh -c 'sleep {mark}1 & sleep {mark}2; wait'", "/tmp", call_id="x",
+                              env=dict(os.environ))
+            while not any(1 for p in os.listdir("/proc") if p.isdigit() and "{mark}2" in
+                          open(f"/proc/{{p}}/cmdline", "rb").read().decode(errors="replace")):
+                await asyncio.sleep(0.02)
+            print("running", flush=True)
+
+        if "{ending}" == "asyncio_run_returns":
+            asyncio.run(start())  # never closes the service: asyncio.run cancels what is left
+        else:
+            loop = asyncio.new_event_loop()
+            loop.run_until_complete(start())  # the loop is dropped with the watcher pending: atexit
+    """
+    try:
+        proc = _python(code)
+        out, err = proc.communicate(timeout=30)
+        assert "running" in out, err
+        assert wait_gone(mark, timeout=3) == {}
+    finally:
+        kill_marked(mark)
+
+
+def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt():
+    mark = marker()
+    code = f"""
+        import asyncio
+        from tests.fakes import make_env
+        from tui_app.runtime.permissions import ModePolicy
+        from tui_app.runtime.pipeline import ToolCall, run_call
+        from tui_app.tools.bash import BASH
+
+        async def main():
+            env, _ = make_env(BASH, policy=ModePolicy(allow={{"Bash"}}))
+            command = "sh -c 'sleep {mark}1 & sleep {mark}2; wait'"
+            outcome = await run_call(ToolCall("c1", "Bash", {{"command": command}}), env)
+            print(outcome.code, flush=True)  # Ctrl-C cancels the main task; the call settles as cancelled
+
+        asyncio.run(main())
+    """
+    try:
+        proc = _python(code)
+        deadline = time.monotonic() + 20
+        while len(with_marker(mark)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(with_marker(mark)) >= 2
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert out.strip() == "cancelled", err
+        assert wait_gone(mark, timeout=3) == {}
+    finally:
+        kill_marked(mark)
