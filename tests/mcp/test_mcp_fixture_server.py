@@ -245,6 +245,8 @@ async def test_a_dead_server_can_be_reconnected(vigil_env, tmp_path):
     try:
         [info] = manager.servers()
         assert (info.name, info.status, len(info.tools), info.transport) == ("fx", "connected", 6, "stdio")
+        assert (info.server, info.protocol_version) == ("vigil-fixture", "2025-11-25")
+        assert info.log_path == str(manager.log_path("fx"))
         first_pid = int((state / "server-pid").read_text())
         os.kill(first_pid, signal.SIGKILL)
         for _ in range(250):
@@ -266,3 +268,30 @@ async def test_a_dead_server_can_be_reconnected(vigil_env, tmp_path):
     finally:
         await session.close()
     assert [e.status for e in events if e.type == "McpServerStatus"][-1] == "disconnected"
+
+
+def test_colliding_names_and_disallowed_tools(vigil_env, tmp_path):
+    """Two servers whose names sanitise alike: the second one's tools are left out (with a warning),
+    never routed to the wrong server; a disallowed MCP tool is off the menu and cannot be called."""
+    states = {name: tmp_path / name for name in ("dotted", "underscored")}
+    for path in states.values():
+        path.mkdir()
+    servers = {"a.b": fixture(states["dotted"]), "a_b": fixture(states["underscored"])}
+    steps = [{"tool_calls": [call("echo", "mcp__a_b__echo", {"text": "who answers?"}),
+                             call("hidden", "mcp__a_b__refuse", {"reason": "x"})]},
+             {"text": "done"}]
+    code, events = run_vigil(vigil_env, steps, servers, "--allowedTools", "mcp__a_b__echo",
+                             "--disallowedTools", "mcp__a_b__refuse")
+    assert code == 0
+    collisions = [w["message"] for w in of(events, "Warning") if w["code"] == "mcp_tool_name_collision"]
+    assert len(collisions) == 6
+    assert collisions[0] == ('MCP server "a_b": tool \'echo\' would be named mcp__a_b__echo, which is already taken; '
+                             "it was left out")
+    [menu] = of(events, "ToolMenu")
+    assert [t["name"] for t in menu["tools"]] == [
+        "mcp__a_b__echo", "mcp__a_b__slow", "mcp__a_b__grow", "mcp__a_b__env_value", "mcp__a_b__complain"]
+    assert text_of(outcome(events, "echo")) == "who answers?"
+    hidden = outcome(events, "hidden")
+    assert (hidden["phase"], hidden["code"]) == ("lookup", "tool_not_visible")
+    logs = {s["server"]: Path(s["log_path"]).name for s in of(events, "McpServerStatus") if s["status"] == "connected"}
+    assert logs == {"a.b": "a.b.stderr.log", "a_b": "a_b.stderr.log"}

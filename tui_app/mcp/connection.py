@@ -240,7 +240,7 @@ class McpConnection:
                 with anyio.fail_after(self.startup_timeout_s):
                     init = await session.initialize()
                     self.tools = await self._list_tools(session)
-                self.server_name = f"{init.server_info.name} {init.server_info.version}".strip()
+                self.server_name = " ".join(p for p in (init.server_info.name, init.server_info.version) if p)
                 self.protocol_version = init.protocol_version
                 self.startup_ms = int((time.perf_counter() - started) * 1000)
                 self._session, self.status, self.message = session, "connected", ""

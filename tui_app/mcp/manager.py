@@ -59,6 +59,9 @@ class ServerInfo:
     log_path: str | None
     source: str
     startup_ms: int | None = None
+    #: what the server calls itself ("name version") and the protocol revision it speaks
+    server: str = ""
+    protocol_version: str = ""
 
 
 class McpManager:
@@ -147,7 +150,8 @@ class McpManager:
         tools = tuple(t for t, (server, _) in self._registered.items() if server == name)
         return ServerInfo(name=name, transport=connection.config.transport, status=connection.status,
                           message=neutralize(connection.message), tools=tools, log_path=str(connection.log_path),
-                          source=connection.config.source, startup_ms=connection.startup_ms)
+                          source=connection.config.source, startup_ms=connection.startup_ms,
+                          server=neutralize(connection.server_name), protocol_version=connection.protocol_version)
 
     def log_path(self, name: str) -> Path | None:
         connection = self.connections.get(name)
@@ -195,8 +199,8 @@ class McpManager:
                 del self._registered[name]
                 changed = True
         for name, (tool, print_) in wanted.items():
-            if name in self._registered:
-                continue
+            if self._registered.get(name, ("", ""))[0] == server.name:
+                continue  # unchanged (changed ones were unregistered above)
             if self.registry.resolve(name) is not None:
                 self._warn("mcp_tool_name_collision",
                            f'MCP server "{server.name}": tool {tool.name!r} would be named {name}, '
