@@ -4,6 +4,7 @@ timeouts, a server killed mid-call, servers that fail to start, a tool list that
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import threading
@@ -117,7 +118,8 @@ def test_servers_that_fail_to_start_are_reported_and_the_others_work(vigil_env, 
         time.sleep(0.05)
     assert not alive(hung)
 
-    code, events = run_vigil(vigil_env, [{"text": "done"}], servers)
+    log = Path(os.environ["VIGIL_HOME"]) / "sessions" / init["session_id"] / "events.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
     failed = {s["server"]: s["message"] for s in of(events, "McpServerStatus") if s["status"] == "failed"}
     assert failed["exits"].endswith("server said: fixture server: cannot open its database (simulated start failure)")
     assert failed["hangs"].startswith("did not finish starting within 2500 ms; server said: fixture server ")
@@ -185,8 +187,6 @@ def test_env_reaches_the_server_stderr_only_the_log_and_results_keep_to_the_budg
 async def test_an_interrupted_call_is_cancelled_at_the_server(vigil_env, tmp_path):
     """The user interrupts the turn while an MCP call runs: the call ends as cancelled, the server
     is told, and its late progress is not recorded."""
-    import json
-
     from tui_app.assemble import SessionOptions, build_session
 
     state = tmp_path / "state"
@@ -225,8 +225,6 @@ async def test_an_interrupted_call_is_cancelled_at_the_server(vigil_env, tmp_pat
 
 
 async def test_a_dead_server_can_be_reconnected(vigil_env, tmp_path):
-    import json
-
     from tui_app.assemble import SessionOptions, build_session
 
     state = tmp_path / "state"
