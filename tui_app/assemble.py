@@ -113,6 +113,27 @@ def connect_services(session: Session) -> None:
         file_state.bind(session.emit)
 
 
+def build_mcp(options: SessionOptions, session: Session) -> Any | None:
+    """The MCP service when any server is configured (or misconfigured); None otherwise, and then
+    the MCP SDK is never imported."""
+    from tui_app.mcp.config import config_sources, load_mcp_config
+
+    sources = config_sources(session.cwd, settings_file=options.settings_file,
+                             no_claude_settings=options.no_claude_settings, mcp_config=options.mcp_config,
+                             strict=options.strict_mcp_config)
+    config = load_mcp_config(sources, project_dir=session.cwd)
+    problems = config.cli_problems()
+    if problems:
+        raise SetupError(f"invalid MCP config {problems[0]}")
+    if config.empty:
+        return None
+    from tui_app.mcp.manager import McpManager
+    from tui_app.runtime.paths import session_dir
+
+    return McpManager(config, session.registry, log_dir=session_dir(session.id) / "mcp",
+                      hides_tool=session.policy.hides_tool)
+
+
 def build_session(options: SessionOptions) -> Session:
     cwd = check_cwd(options.cwd)
     model = build_model(options)
@@ -126,4 +147,7 @@ def build_session(options: SessionOptions) -> Session:
     )
     session.services.update(build_services(options, session.id))
     connect_services(session)
+    mcp = build_mcp(options, session)
+    if mcp is not None:
+        session.services["mcp"] = mcp
     return session

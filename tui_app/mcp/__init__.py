@@ -1,0 +1,1 @@
+"""MCP servers: configuration, connections, and their tools projected into ToolSpecs."""

@@ -161,8 +161,18 @@ class Session:
         self.emit(SessionStarted(cwd=self.cwd, provider=self.model.provider, model=self.model.model,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
                                  resumed_from=self.id if resumed else None, title=title))
+        await self._start_services()
         self.refresh_tool_menu()
         await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
+
+    async def _start_services(self) -> None:
+        """Services that connect to something (MCP servers) start before the first menu is
+        frozen, so what they bring is on it."""
+        for service in [s for s in self.services.values() if hasattr(s, "astart")]:
+            try:
+                await service.astart(self)
+            except Exception as exc:
+                self.emit(Warning(code="service_start_failed", message=str(exc)))
 
     def refresh_tool_menu(self) -> bool:
         """Freeze the menu the model is shown; a new ToolMenu event only when it changed."""
