@@ -129,6 +129,8 @@ class LoopbackServer:
 
 
 def _reset(sock: socket.socket) -> None:
+    # a reset throws away whatever the peer has not read yet: give it time to read what was sent
+    time.sleep(0.2)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     sock.close()
 

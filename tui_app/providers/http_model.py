@@ -65,12 +65,13 @@ def status_failure(provider: str, status: int, body: str, headers: httpx.Headers
 
 
 def transport_failure(provider: str, url: str, exc: httpx.HTTPError) -> StreamFailure:
+    detail = type(exc).__name__ + (f": {exc}" if str(exc) else "")
     if isinstance(exc, httpx.ConnectError):
-        text = f"cannot connect to {provider} at {url}: {exc or 'connection refused'}"
+        text = f"cannot connect to {provider} at {url} ({detail})"
     elif isinstance(exc, httpx.TimeoutException):
-        text = f"the {provider} server did not answer in time ({type(exc).__name__})"
+        text = f"the {provider} server did not answer in time ({detail})"
     else:
-        text = f"the connection to {provider} broke: {exc or type(exc).__name__}"
+        text = f"the connection to {provider} broke ({detail})"
     return StreamFailure(text, retryable=True)
 
 
