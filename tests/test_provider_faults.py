@@ -98,6 +98,8 @@ async def test_a_connection_reset_after_calls_were_announced_never_runs_a_half_r
     assert (write.code, write.model_content) == ("aborted_before_dispatch", STREAM_BROKEN_MESSAGE)
     assert not [e for e in seen if e.type == "ToolCallStarted" and e.call_id != "call_read"]
     assert not [e for e in seen if getattr(e, "call_id", None) == "call_half"]
+    batch = one(seen, "ToolBatchComplete")
+    assert (batch.ok, batch.failed) == (1, 1)
     ended = one(seen, "TurnEnded")
     assert ended.reason == "error" and ended.message == result.error
     # the conversation stays valid: both complete calls have their results

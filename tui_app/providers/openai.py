@@ -150,7 +150,7 @@ class OpenAIDecoder:
                 out += self._text(delta["content"])
             for fragment in delta.get("tool_calls") or []:
                 out += self._tool_fragment(fragment)
-            if choice.get("finish_reason") is not None:
+            if choice.get("finish_reason"):  # some servers send "" rather than null until the end
                 self.saw_finish = True
                 self.finish_reason = str(choice["finish_reason"])
                 out += self._close_all()
