@@ -218,3 +218,20 @@ async def test_a_whole_input_at_block_start_is_not_lost():
         ours = await collect(model, ModelRequest(system="", messages=PROMPT, tools=TOOLS))
         await model.aclose()
     assert ours.blocks == [{"type": "tool_use", "id": "toolu_9", "name": "Read", "input": {"file_path": "z"}}]
+
+
+async def test_server_side_blocks_are_not_taken_for_calls_of_ours():
+    events = anthropic_events(text="Found it.")
+    server_blocks = [
+        {"type": "content_block_start", "index": 1, "content_block": {
+            "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"q": 1}'}},
+        {"type": "content_block_stop", "index": 1},
+    ]
+    events[-2:-2] = server_blocks
+    with LoopbackServer() as server:
+        server.queue(Reply(pieces=sse(events)))
+        model = model_for(server)
+        ours = await collect(model, ModelRequest(system="", messages=PROMPT, tools=[]))
+        await model.aclose()
+    assert ours.blocks == [{"type": "text", "text": "Found it."}]

@@ -156,9 +156,9 @@ class AnthropicDecoder:
         if state is None:
             raise StreamFailure(f"anthropic sent a delta for block {index}, which it never started")
         kind = delta.get("type")
-        if kind == "text_delta" and delta.get("text"):
+        if kind == "text_delta" and state.kind == "text" and delta.get("text"):
             return [TextDelta(index, delta["text"])]
-        if kind == "input_json_delta" and delta.get("partial_json"):
+        if kind == "input_json_delta" and state.kind == "tool_use" and delta.get("partial_json"):
             state.got_input = True
             return [ToolInputDelta(index, delta["partial_json"])]
         if kind == "thinking_delta":

@@ -146,8 +146,9 @@ class OpenAIDecoder:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
-            if isinstance(delta.get("content"), str) and delta["content"]:
-                out += self._text(delta["content"])
+            for key in ("content", "refusal"):  # a refusal is the model's words too: show them
+                if isinstance(delta.get(key), str) and delta[key]:
+                    out += self._text(delta[key])
             for fragment in delta.get("tool_calls") or []:
                 out += self._tool_fragment(fragment)
             if choice.get("finish_reason"):  # some servers send "" rather than null until the end
