@@ -182,3 +182,20 @@ async def test_a_server_error_page_that_never_recovers_gives_up_after_five_attem
     assert result.error == "openai API error 502: bad gateway (<html><body>Bad Gateway</body></html>) " \
                            "(gave up after 5 attempts)"
     assert [e.attempt for e in seen if e.type == "ModelRetry"] == [2, 3, 4, 5]
+
+
+async def test_a_headless_text_run_says_why_it_is_waiting(home, tmp_path, capsys):
+    import io
+
+    from tui_app.headless import run_headless
+
+    limited = json_reply(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}},
+                         {"retry-after": "0"})
+    with LoopbackServer() as server:
+        server.queue(limited, reply("anthropic", text="Answer."))
+        session = make_session("anthropic", server, str(tmp_path))
+        out = io.StringIO()
+        assert await run_headless(session, "go", "text", out) == 0
+    assert out.getvalue() == "Answer.\n"
+    assert capsys.readouterr().err == ("vigil: anthropic API error 429: rate limited (rate_limit_error: Slow down); "
+                                       "retrying in 0.0 s (attempt 2 of 5)\n")

@@ -17,6 +17,7 @@ from tui_app.runtime.events import (
     AssistantText,
     AssistantThinking,
     McpServerStatus,
+    ModelRetry,
     ModelStepEnded,
     ToolBatchComplete,
     ToolCallError,
@@ -82,7 +83,11 @@ class Transcript:
             if not event.ephemeral:
                 self.out.write(event.model_dump_json() + "\n")
             return
-        if isinstance(event, McpServerStatus):
+        if isinstance(event, ModelRetry) and self.fmt == "text":
+            # nothing else is printed until the answer: say why the wait is long
+            sys.stderr.write(f"vigil: {neutralize(event.reason)}; retrying in {event.wait_ms / 1000:.1f} s "
+                             f"(attempt {event.attempt} of {event.max_attempts})\n")
+        elif isinstance(event, McpServerStatus):
             self.mcp_servers = [s for s in self.mcp_servers if s["name"] != event.server]
             self.mcp_servers.append({"name": event.server, "status": event.status})
         elif isinstance(event, AssistantText):
