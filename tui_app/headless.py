@@ -187,7 +187,7 @@ def transcript_printer(out: IO[str]) -> Callable[[Any], None]:
             text = neutralize(content_text(event.model_content))
             first = text.strip().splitlines()[0] if text.strip() else ""
             mark = "✓" if isinstance(event, ToolCallResult) else f"✗ {event.code}"
-            out.write(f"  {mark} {event.tool} ({len(text.splitlines())} lines) {first[:100]}\n")
+            out.write(f"  {mark} {neutralize(event.tool)} ({len(text.splitlines())} lines) {first[:100]}\n")
         else:
             return
         out.flush()
