@@ -54,10 +54,21 @@ def check_cwd(cwd: str) -> str:
     return str(path.resolve())
 
 
-def build_model(options: SessionOptions) -> ModelClient:
+def build_model(options: SessionOptions, settings: dict[str, Any] | None = None) -> ModelClient:
+    """Scripted with `--script` or `--provider scripted`; Anthropic or an OpenAI-compatible server
+    when flags, settings or the environment ask for one; the bundled demo when nothing does."""
     from tui_app.providers.scripted import ScriptedModel, ScriptError, load_script
+    from tui_app.providers.select import ProviderSetupError, build_client, resolve_config
 
     script = options.script
+    if script is None and options.provider != "scripted":
+        try:
+            config = resolve_config(provider=options.provider, model=options.model, base_url=options.base_url,
+                                    settings=settings)
+        except ProviderSetupError as exc:
+            raise SetupError(str(exc)) from None
+        if config is not None:
+            return build_client(config)
     if script is None:
         from tui_app.demo import demo_script_path
 
@@ -134,9 +145,29 @@ def build_mcp(options: SessionOptions, session: Session) -> Any | None:
                       hides_tool=session.policy.hides_tool)
 
 
-def build_session(options: SessionOptions) -> Session:
+def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> SessionOptions:
+    """A resumed session keeps its recorded provider and model unless flags or settings name one."""
+    from dataclasses import replace
+
+    from tui_app.runtime.catalog import summarize, valid_session_id
+    from tui_app.runtime.paths import events_path, sessions_dir
+
+    session_id = options.resume or ""
+    log = events_path(session_id)
+    if not valid_session_id(session_id) or not log.is_file():
+        raise SetupError(f"no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
+    chosen = options.script or options.provider or options.model or (settings or {}).get("provider")
+    recorded = summarize(session_id, log)
+    if chosen or recorded.provider not in ("anthropic", "openai"):
+        return options
+    return replace(options, provider=recorded.provider, model=recorded.model or None)
+
+
+def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
     cwd = check_cwd(options.cwd)
-    model = build_model(options)
+    if options.resume:
+        options = resume_target(options, settings)
+    model = build_model(options, settings)
     policy = build_policy(options)
     registry = build_registry(policy)
     session = Session(
@@ -146,6 +177,8 @@ def build_session(options: SessionOptions) -> Session:
         system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),
     )
     session.services.update(build_services(options, session.id))
+    if options.resume:
+        session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again
     connect_services(session)
     mcp = build_mcp(options, session)
     if mcp is not None:

@@ -117,6 +117,8 @@ def run_demo_headless(args: argparse.Namespace) -> int:
 
     project = copy_sample_project()
     args.cwd = str(project)
+    if args.script is None:
+        args.provider = "scripted"  # the demo is scripted even when a real provider is configured
     try:
         session = build_session(options_from(args, interactive=False))
     except SetupError as exc:
@@ -137,8 +139,59 @@ def run_demo_headless(args: argparse.Namespace) -> int:
     return asyncio.run(go())
 
 
+def run_sessions(argv: list[str]) -> int:
+    """`vigil sessions`: the recorded sessions, newest first."""
+    import json
+
+    from tui_app.runtime.catalog import list_sessions
+    from tui_app.runtime.sanitize import neutralize
+
+    parser = OneLineParser(prog="vigil sessions", description="List recorded sessions, newest first.")
+    parser.add_argument("--json", action="store_true", help="one JSON object per session")
+    args = parser.parse_args(argv)
+    sessions = list_sessions()
+    if args.json:
+        for s in sessions:
+            print(json.dumps({"id": s.id, "started": s.started, "cwd": s.cwd, "provider": s.provider,
+                              "model": s.model, "first_prompt": s.first_prompt, "turns": s.turns,
+                              "status": s.status}, ensure_ascii=False))
+        return 0
+    if not sessions:
+        from tui_app.runtime.paths import sessions_dir
+
+        print(f"No recorded sessions in {sessions_dir()}")
+        return 0
+    import time
+
+    rows = [("ID", "STARTED", "TURNS", "STATUS", "MODEL", "CWD", "FIRST PROMPT")]
+    for s in sessions:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)) if s.started else "?"
+        prompt = " ".join(neutralize(s.first_prompt).split())
+        rows.append((s.id, started, str(s.turns), s.status, neutralize(s.model), neutralize(s.cwd),
+                     prompt if len(prompt) <= 60 else prompt[:59] + "…"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    return 0
+
+
+def run_replay(argv: list[str]) -> int:
+    """`vigil replay ID`: print a recorded session; nothing is executed."""
+    from tui_app.replay import replay
+
+    parser = OneLineParser(prog="vigil replay", description="Print a recorded session without executing anything.")
+    parser.add_argument("session_id", metavar="ID")
+    parser.add_argument("--output-format", choices=["text", "stream-json"], default="text")
+    args = parser.parse_args(argv)
+    return replay(args.session_id, args.output_format)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "sessions":
+        return run_sessions(argv[1:])
+    if argv and argv[0] == "replay":
+        return run_replay(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:
         sys.stderr.write(f"vigil: `{argv[0]}` is not available yet\n")
         return 2
@@ -148,4 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write("vigil: the prompt is empty\n")
             return 2
         return run_prompt(args)
+    if args.resume:
+        sys.stderr.write(f"vigil: --resume needs a prompt (-p) to continue with; `vigil replay {args.resume}` "
+                         "shows the session\n")
+        return 2
     return run_demo_headless(args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
@@ -16,6 +17,7 @@ from tui_app.runtime.events import (
     AssistantText,
     AssistantThinking,
     McpServerStatus,
+    ModelRetry,
     ModelStepEnded,
     ToolBatchComplete,
     ToolCallError,
@@ -23,6 +25,7 @@ from tui_app.runtime.events import (
     ToolCallResult,
 )
 from tui_app.runtime.messages import content_text
+from tui_app.runtime.sanitize import neutralize
 from tui_app.runtime.session import Session
 from tui_app.runtime.turn import TurnResult
 
@@ -80,7 +83,11 @@ class Transcript:
             if not event.ephemeral:
                 self.out.write(event.model_dump_json() + "\n")
             return
-        if isinstance(event, McpServerStatus):
+        if isinstance(event, ModelRetry) and self.fmt == "text":
+            # nothing else is printed until the answer: say why the wait is long
+            sys.stderr.write(f"vigil: {neutralize(event.reason)}; retrying in {event.wait_ms / 1000:.1f} s "
+                             f"(attempt {event.attempt} of {event.max_attempts})\n")
+        elif isinstance(event, McpServerStatus):
             self.mcp_servers = [s for s in self.mcp_servers if s["name"] != event.server]
             self.mcp_servers.append({"name": event.server, "status": event.status})
         elif isinstance(event, AssistantText):
@@ -166,19 +173,28 @@ async def run_headless(session: Session, prompt: str, fmt: OutputFormat, out: IO
     return 1 if result["is_error"] else 0
 
 
-def print_transcript(session: Session, out: IO[str]) -> Any:
-    """A readable transcript for people (the demo in a terminal without the TUI)."""
+def transcript_printer(out: IO[str]) -> Callable[[Any], None]:
+    """A readable transcript for people: assistant text, each call and its result in one line.
+    Model text and tool output are untrusted: control sequences are neutralised before printing."""
 
     def on_event(event: Any) -> None:
         if isinstance(event, AssistantText):
-            out.write(f"\n{event.text}\n")
+            out.write(f"\n{neutralize(event.text)}\n")
         elif isinstance(event, ToolCallRequested):
-            out.write(f"  → {event.name} {json.dumps(event.input, ensure_ascii=False)[:150]}\n")
+            shown = json.dumps(event.input, ensure_ascii=False) if not isinstance(event.input, str) else event.input
+            out.write(f"  → {neutralize(event.name)} {neutralize(shown)[:150]}\n")
         elif isinstance(event, ToolCallResult | ToolCallError):
-            text = content_text(event.model_content)
+            text = neutralize(content_text(event.model_content))
             first = text.strip().splitlines()[0] if text.strip() else ""
             mark = "✓" if isinstance(event, ToolCallResult) else f"✗ {event.code}"
-            out.write(f"  {mark} {event.tool} ({len(text.splitlines())} lines) {first[:100]}\n")
+            out.write(f"  {mark} {neutralize(event.tool)} ({len(text.splitlines())} lines) {first[:100]}\n")
+        else:
+            return
         out.flush()
 
-    return session.subscribe(on_event)
+    return on_event
+
+
+def print_transcript(session: Session, out: IO[str]) -> Any:
+    """The demo in a terminal without the TUI."""
+    return session.subscribe(transcript_printer(out))

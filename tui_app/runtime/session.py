@@ -86,6 +86,7 @@ class Session:
         self._turns = 0
         self._lock = threading.Lock()
         self.log_errors = 0
+        self._resume_warnings: list[str] | None = None
 
     # ---- events -------------------------------------------------------------------------------
 
@@ -150,17 +151,23 @@ class Session:
             step = getattr(event, "step", None)
             if isinstance(step, int):
                 self._step = max(self._step, step)
-            if type(event).__name__ == "TurnStarted":
+            if event.type == "TurnStarted":
                 self._turns += 1
+            elif event.type == "ToolMenu":
+                self.tool_menu = list(event.tools)  # an unchanged menu keeps the prompt cache warm
+        self._resume_warnings = list(read.warnings)
         return read.warnings
 
     async def start(self, *, resumed: bool = False, title: str | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         if self.log_path is not None:
             self.log = EventLogWriter(self.log_path)
+        resumed = resumed or self._resume_warnings is not None
         self.emit(SessionStarted(cwd=self.cwd, provider=self.model.provider, model=self.model.model,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
                                  resumed_from=self.id if resumed else None, title=title))
+        for message in self._resume_warnings or ():
+            self.emit(Warning(code="log_line_skipped", message=message))
         await self._start_services()
         self.refresh_tool_menu()
         await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
@@ -211,7 +218,7 @@ class Session:
             loop.call_soon_threadsafe(control.abort, reason)
 
     async def close(self, reason: str = "exit") -> None:
-        closers = [s for s in self.services.values() if hasattr(s, "aclose")]
+        closers = [s for s in (*self.services.values(), self.model) if hasattr(s, "aclose")]
         for service in closers:
             try:
                 await service.aclose()

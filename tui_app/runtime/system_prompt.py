@@ -13,13 +13,21 @@ def is_git_repo(cwd: str) -> bool:
     return any((p / ".git").exists() for p in (path, *path.parents))
 
 
-def git_branch(cwd: str) -> str | None:
+def _git(cwd: str, *args: str) -> str | None:
     try:
-        out = subprocess.run(["git", "-C", cwd, "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True,
-                             text=True, timeout=2)
+        out = subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, timeout=2)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    return (out.stdout.strip() or None) if out.returncode == 0 else None
+
+
+def git_branch(cwd: str) -> str | None:
+    """The branch (also in a repository with no commit yet), or the commit of a detached HEAD."""
+    branch = _git(cwd, "symbolic-ref", "--short", "-q", "HEAD")
+    if branch:
+        return branch
+    commit = _git(cwd, "rev-parse", "--short", "HEAD")
+    return f"detached at {commit}" if commit else None
 
 
 def build_system_prompt(cwd: str, tool_names: list[str], date: str | None = None) -> str:

@@ -18,10 +18,12 @@ from tui_app.runtime.events import (
     ModelStepEnded,
     ModelStepStarted,
     ToolBatchComplete,
+    ToolCallError,
     ToolCallRequested,
     TurnEnded,
     TurnStarted,
     UserMessage,
+    Warning,
 )
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.model import (
@@ -44,7 +46,16 @@ if TYPE_CHECKING:
     from tui_app.runtime.session import Session
 
 MAX_STOP_HOOK_CONTINUATIONS = 8
-STREAM_BROKEN_MESSAGE = "The model's response broke off before this call was complete; it was not run."
+STREAM_BROKEN_MESSAGE = ("The model's response broke off before it was complete, so this call was not run. "
+                         "Make the call again if it is still needed.")
+#: stop reasons of a response that ended as it should
+NORMAL_STOPS = {None, "end_turn", "tool_use", "stop_sequence"}
+STOP_NOTES = {
+    "max_tokens": "The response reached the output token limit and may be cut short.",
+    "refusal": "The model declined to continue this response.",
+    "model_context_window_exceeded": "The conversation no longer fits the model's context window.",
+    "pause_turn": "The provider paused the response before it was finished.",
+}
 
 
 @dataclass
@@ -68,6 +79,8 @@ class StepResult:
     error: str | None = None
     #: text blocks started and not yet closed by the stream
     open_text: set[int] = field(default_factory=set)
+    #: a call of this response did not start early, so no later one may (model order)
+    early_closed: bool = False
 
     @property
     def text(self) -> str:
@@ -114,6 +127,14 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
             result.reason = "interrupted" if control.is_aborted else "error"
             result.error = step.error
             break
+        if step.stop_reason not in NORMAL_STOPS:
+            note = STOP_NOTES.get(step.stop_reason or "", f"The model stopped for a reason Vigil does not know "
+                                                           f"({step.stop_reason!r}).")
+            emit(Warning(turn_id=turn_id, code="model_stop_reason", message=note,
+                         detail={"stop_reason": step.stop_reason, "step": step_no}))
+            if not step.calls:
+                result.error = note  # the turn ends here, and says why
+                break
         if not step.calls:
             stop = await session.hooks.stop(info, step.text, continuations > 0)
             if stop.continue_with and continuations < MAX_STOP_HOOK_CONTINUATIONS:
@@ -138,16 +159,25 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
 
 
 async def _settle_unrun(step: StepResult, env: CallEnv, control: TurnControl, step_no: int) -> None:
-    """Every announced call gets its one result, even when the step broke or was interrupted."""
+    """Every complete call gets its one result, even when the step broke or was interrupted. A
+    call the stream never finished was never announced, so it is neither run nor owed a result."""
+    # early calls are read-only and already running: let them finish, unless the user interrupts
+    pending: set[asyncio.Future[Any]] = {t for t in step.early.values() if not t.done()}
+    abort_wait = asyncio.ensure_future(control.aborted.wait())
+    try:
+        while pending and not control.is_aborted:
+            _, pending = await asyncio.wait(pending | {abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(abort_wait)
+    finally:
+        abort_wait.cancel()
     if control.is_aborted:
         await run_batch(step.calls, env, control, batch=step_no, early=step.early)
         return
-    for task in step.early.values():
-        await asyncio.wait({task})  # early calls are read-only: let them finish
-    for call in step.calls:
-        if call.id not in step.early:
-            synthetic_outcome(call, env, "cancel", "aborted_before_dispatch", STREAM_BROKEN_MESSAGE)
-    env.emit(ToolBatchComplete(turn_id=env.turn_id, batch=step_no, ok=0, failed=len(step.calls)))
+    outcomes = [step.early[call.id].result() if call.id in step.early
+                else synthetic_outcome(call, env, "cancel", "aborted_before_dispatch", STREAM_BROKEN_MESSAGE)
+                for call in step.calls]
+    failed = sum(isinstance(o, ToolCallError) for o in outcomes)
+    env.emit(ToolBatchComplete(turn_id=env.turn_id, batch=step_no, ok=len(outcomes) - failed, failed=failed))
 
 
 async def stream_step(session: Session, env: CallEnv, step_no: int, control: TurnControl) -> StepResult:
@@ -214,12 +244,20 @@ def _announce_call(
         data = json.loads(raw_json) if raw_json.strip() else {}
     except json.JSONDecodeError:
         data = raw_json  # the pipeline turns it into a schema_invalid result the model can correct
+    if not call_id or any(c.id == call_id for c in step.calls):
+        # results are paired by id: a provider that sent none (or the same twice) still gets pairs
+        call_id = f"{call_id or 'call'}_s{step_no}_{index}"
     call = ToolCall(call_id, name, data)
     session.emit(ToolCallRequested(turn_id=env.turn_id, call_id=call_id, step=step_no, index=index,
                                    name=name, input=data))
     step.calls.append(call)
-    if session.early_execution and _may_start_early(call, env):
+    # Early calls must be a prefix of the response: a read that follows an edit must see the edit,
+    # so once one call waits for the batch, every later one does too. The group cap holds as well.
+    if (session.early_execution and not step.early_closed and len(step.early) < session.max_concurrency
+            and _may_start_early(call, env)):
         step.early[call_id] = asyncio.ensure_future(run_call(call, env, 0))
+    else:
+        step.early_closed = True
 
 
 def _may_start_early(call: ToolCall, env: CallEnv) -> bool:

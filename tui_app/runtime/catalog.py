@@ -1,0 +1,85 @@
+"""The recorded sessions under `VIGIL_HOME/sessions/`: what each one was, read from its log.
+
+A summary needs only a few events of a log, so lines are filtered on their `type` before any JSON
+is parsed: listing hundreds of long sessions stays quick. A log that cannot be read at all is
+listed with status `unreadable` rather than hidden.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from tui_app.runtime.events import parse_event
+from tui_app.runtime.paths import sessions_dir
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_WANTED = (b'"type":"SessionStarted"', b'"type":"TurnStarted"', b'"type":"TurnEnded"',
+           b'"type":"SessionEnded"')
+
+
+def valid_session_id(session_id: str) -> bool:
+    """A session id is one safe path component (it names a directory under VIGIL_HOME)."""
+    return bool(_SESSION_ID.fullmatch(session_id)) and ".." not in session_id
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    id: str
+    path: Path
+    started: float | None = None
+    cwd: str = ""
+    provider: str = ""
+    model: str = ""
+    first_prompt: str = ""
+    turns: int = 0
+    #: the last turn's end (completed, error, interrupted …), `running or cut short` when a turn
+    #: started and never ended, `no turns`, or `unreadable`
+    status: str = "no turns"
+
+
+def summarize(session_id: str, path: Path) -> SessionSummary:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return SessionSummary(session_id, path, status="unreadable")
+    started: float | None = None
+    cwd = provider = model = prompt = ""
+    turns, status, open_turn = 0, "no turns", False
+    for line in data.split(b"\n"):
+        if not any(marker in line for marker in _WANTED):
+            continue
+        try:
+            event = parse_event(line)
+        except (ValidationError, ValueError):
+            continue  # a torn line: the reader of the full log reports it
+        if event.type == "SessionStarted":
+            if started is None:
+                started, cwd = event.ts, event.cwd
+            provider, model = event.provider, event.model
+        elif event.type == "TurnStarted":
+            turns += 1
+            open_turn = True
+            prompt = prompt or event.prompt
+        elif event.type == "TurnEnded":
+            open_turn, status = False, event.reason
+    if open_turn:
+        status = "running or cut short"
+    return SessionSummary(session_id, path, started, cwd, provider, model, prompt, turns, status)
+
+
+def list_sessions(root: Path | None = None) -> list[SessionSummary]:
+    """Every recorded session, newest first."""
+    root = root or sessions_dir()
+    if not root.is_dir():
+        return []
+    found = []
+    for entry in root.iterdir():
+        log = entry / "events.jsonl"
+        if valid_session_id(entry.name) and log.is_file():
+            found.append(summarize(entry.name, log))
+    return sorted(found, key=lambda s: (s.started or 0.0, s.id), reverse=True)
