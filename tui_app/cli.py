@@ -112,7 +112,7 @@ def run_prompt(args: argparse.Namespace) -> int:
 def run_demo_headless(args: argparse.Namespace) -> int:
     """The demo in a plain terminal: a fresh copy of the sample project, a readable transcript."""
     from tui_app.assemble import SetupError, build_session
-    from tui_app.demo import copy_sample_project
+    from tui_app.demo import DEMO_PROMPT, copy_sample_project
     from tui_app.headless import print_transcript
 
     project = copy_sample_project()
@@ -130,7 +130,7 @@ def run_demo_headless(args: argparse.Namespace) -> int:
         print_transcript(session, sys.stdout)
         await session.start()
         try:
-            turn = await session.run_turn("The tests of this project fail. Find out why.")
+            turn = await session.run_turn(DEMO_PROMPT)
         finally:
             await session.close()
         print(f"\n[{turn.reason}] {turn.steps} model steps · session {session.id}")

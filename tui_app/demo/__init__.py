@@ -23,3 +23,6 @@ def copy_sample_project(parent: str | None = None) -> Path:
     project = target / "sample_project"
     shutil.copytree(sample_project_path(), project)
     return project
+
+#: the user's first prompt in the demo
+DEMO_PROMPT = "The tests of this project fail. Find out why and fix it."
