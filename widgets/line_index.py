@@ -1,0 +1,346 @@
+"""A line index over a file of any size, built in a background thread, that never holds the file.
+
+The file is memory-mapped. A scanner thread counts newlines block by block (`bytes.count` on
+256 KiB slices runs at memory speed) and keeps one number per block: how many newlines come
+before it. That sparse index is 8 bytes per 256 KiB — 16 KB for a 500 MB file — and line N is
+found by bisecting the blocks, then splitting that one block on demand (a small LRU of per-block
+line starts). Storing every offset, as log viewers usually do, would cost ~50 MB for 6 M lines.
+
+While the scan runs, the first lines are readable at once (walking forward from offset 0 needs no
+index) and so are the last ones (`tail_starts` walks backwards from EOF). After the scan the
+thread keeps polling the size: a file that grows (a Bash command still writing its artifact) is
+remapped and indexed further; one that shrinks is indexed again from scratch.
+
+Lines are decoded on demand with `errors="replace"` and at most `max_line_bytes` bytes each, so a
+10 MB line without a newline costs one bounded read, not 10 MB of text.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+import time
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import accumulate
+
+BLOCK_SIZE = 1 << 18
+MAX_LINE_BYTES = 10_000
+_BLOCK_CACHE = 64
+_LINE_CACHE = 4096
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """What the scanner knows, as one consistent snapshot."""
+
+    size: int
+    scanned: int
+    newlines: int
+    complete: bool
+    generation: int
+
+    @property
+    def fraction(self) -> float:
+        return 1.0 if self.size == 0 else min(1.0, self.scanned / self.size)
+
+
+@dataclass(frozen=True)
+class DecodedLine:
+    """One line as text: at most `max_line_bytes` of it, and how many bytes were left out."""
+
+    start: int
+    end: int
+    text: str
+    more_bytes: int
+
+
+class LineIndex:
+    """Sparse newline index of one file. Thread-safe; `on_progress` is called from the scanner."""
+
+    def __init__(self, path: str | os.PathLike[str], *, block_size: int = BLOCK_SIZE,
+                 max_line_bytes: int = MAX_LINE_BYTES, poll_interval: float = 0.25,
+                 progress_interval: float = 0.05,
+                 on_progress: Callable[[IndexProgress], None] | None = None) -> None:
+        self.path = os.fspath(path)
+        self.block_size = block_size
+        self.max_line_bytes = max_line_bytes
+        self.poll_interval = poll_interval
+        self.progress_interval = progress_interval
+        self.on_progress = on_progress
+        self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._running = threading.Event()
+        self._running.set()
+        self._thread: threading.Thread | None = None
+        self._mm: mmap.mmap | None = None
+        self._size = 0
+        self._generation = 0
+        self._reset_scan()
+        self._map(os.fstat(self._fd).st_size)
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def start(self) -> LineIndex:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"line-index:{self.path}", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        self._running.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+    def pause(self) -> None:
+        """Hold the scanner between blocks (reading lines keeps working)."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def wait_complete(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.progress().complete:
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    # ----------------------------------------------------------------- state
+
+    def progress(self) -> IndexProgress:
+        with self._lock:
+            return IndexProgress(self._size, self._scanned, self._newlines, self._scanned >= self._size,
+                                 self._generation)
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def snapshot(self) -> tuple[mmap.mmap | None, int]:
+        """The current mapping and its size, for readers in other threads (search)."""
+        with self._lock:
+            return self._mm, self._size
+
+    @property
+    def line_count(self) -> int | None:
+        """Exact number of lines once the scan has reached the end; None before."""
+        with self._lock:
+            if self._scanned < self._size:
+                return None
+            return self._newlines + (1 if self._size and not self._ends_with_newline() else 0)
+
+    @property
+    def average_line_bytes(self) -> float:
+        with self._lock:
+            if self._newlines:
+                return self._scanned / self._newlines
+            return float(max(self._scanned, 80))
+
+    # ----------------------------------------------------------------- lines
+
+    def line_start(self, number: int) -> int | None:
+        """Byte offset where line `number` (0-based) starts, or None when the scan has not reached
+        it yet (or it does not exist)."""
+        with self._lock:
+            if number < 0 or number > self._newlines:
+                return None
+            if number == 0:
+                return 0 if self._size else None
+            mm, size, cum = self._mm, self._size, self._cum
+            partial_from = (len(cum) - 1) * self.block_size
+            if number > cum[-1]:
+                # the newline is in the partly scanned last block
+                block, before, base = len(cum) - 1, cum[-1], partial_from
+            else:
+                block = bisect_left(cum, number) - 1
+                before, base = cum[block], block * self.block_size
+        starts = self._block_starts(mm, block, base, size)
+        start = starts[number - before - 1]
+        return start if start < size else None
+
+    def line_end(self, start: int) -> int:
+        """Offset of the newline that ends the line starting at `start` (or EOF)."""
+        mm, size = self.snapshot()
+        if mm is None or start >= size:
+            return start
+        found = mm.find(b"\n", start)
+        return size if found == -1 else found
+
+    def next_start(self, start: int) -> int | None:
+        end = self.line_end(start)
+        return end + 1 if end + 1 < self._size else None
+
+    def start_at_or_after(self, offset: int) -> int | None:
+        """The first line start at or after `offset` (used for estimated positions)."""
+        mm, size = self.snapshot()
+        if mm is None or offset >= size:
+            return None
+        if offset <= 0:
+            return 0
+        found = mm.find(b"\n", offset - 1)
+        return None if found == -1 or found + 1 >= size else found + 1
+
+    def start_of_line_at(self, offset: int) -> int:
+        mm, _size = self.snapshot()
+        if mm is None or offset <= 0:
+            return 0
+        return mm.rfind(b"\n", 0, offset) + 1
+
+    def tail_starts(self, count: int) -> list[int]:
+        """Starts of the last `count` lines (ascending), found backwards from EOF without the index."""
+        mm, size = self.snapshot()
+        if mm is None or count <= 0:
+            return []
+        position = size - 1 if mm[size - 1:size] == b"\n" else size
+        starts: list[int] = []
+        while len(starts) < count:
+            found = mm.rfind(b"\n", 0, position)
+            starts.append(found + 1)
+            if found == -1:
+                break
+            position = found
+        starts.reverse()
+        return starts
+
+    def line_of_offset(self, offset: int) -> int | None:
+        """The line number containing byte `offset`, when the scan has passed it."""
+        with self._lock:
+            if offset >= self._scanned:
+                return None
+            mm, cum = self._mm, self._cum
+            block = min(offset // self.block_size, len(cum) - 1)
+            before = cum[block]
+        if mm is None:
+            return 0
+        return before + mm[block * self.block_size:offset].count(b"\n")
+
+    def decode(self, start: int) -> DecodedLine:
+        """The line starting at `start`, decoded with replacement, cut at `max_line_bytes`."""
+        cached = self._line_cache.get(start)
+        if cached is not None:
+            try:
+                self._line_cache.move_to_end(start)
+            except KeyError:
+                pass  # evicted by the scanner thread just now; still a valid line
+            return cached
+        mm, size = self.snapshot()
+        if mm is None or start >= size:
+            return DecodedLine(start, start, "", 0)
+        end = self.line_end(start)
+        cut = min(end, start + self.max_line_bytes)
+        text = mm[start:cut].decode("utf-8", errors="replace")
+        line = DecodedLine(start, end, text, end - cut)
+        if end < size:  # the last line of a growing file may still change: not cached
+            self._line_cache[start] = line
+            if len(self._line_cache) > _LINE_CACHE:
+                self._line_cache.popitem(last=False)
+        return line
+
+    def read(self, start: int, end: int) -> bytes:
+        mm, size = self.snapshot()
+        if mm is None:
+            return b""
+        return mm[max(0, start):min(end, size)]
+
+    # ----------------------------------------------------------------- internals
+
+    def _reset_scan(self) -> None:
+        self._cum = array("q", [0])  # newlines before block i
+        self._scanned = 0
+        self._newlines = 0
+        self._partial = 0  # newlines in the partly scanned last block
+        self._blocks: OrderedDict[int, array] = OrderedDict()
+        self._line_cache: OrderedDict[int, DecodedLine] = OrderedDict()
+
+    def _map(self, size: int) -> None:
+        self._mm = mmap.mmap(self._fd, size, access=mmap.ACCESS_READ) if size else None
+        self._size = size
+
+    def _ends_with_newline(self) -> bool:
+        mm = self._mm
+        return mm is not None and mm[self._size - 1:self._size] == b"\n"
+
+    def _block_starts(self, mm: mmap.mmap | None, block: int, base: int, size: int) -> array:
+        """Line starts that follow a newline inside one block. Only fully scanned blocks are
+        cached: the last one may still grow."""
+        with self._lock:
+            cached = self._blocks.get(block)
+            if cached is not None:
+                self._blocks.move_to_end(block)
+                return cached
+            cacheable = block < len(self._cum) - 1
+        data = mm[base:min(base + self.block_size, size)] if mm is not None else b""
+        parts = data.split(b"\n")
+        parts.pop()  # the text after the last newline is not a line start found in this block
+        starts = array("q", accumulate((len(p) + 1 for p in parts), initial=base))
+        starts.pop(0)
+        if cacheable:
+            with self._lock:
+                self._blocks[block] = starts
+                if len(self._blocks) > _BLOCK_CACHE:
+                    self._blocks.popitem(last=False)
+        return starts
+
+    def _report(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.progress())
+
+    def _run(self) -> None:
+        last_report = 0.0
+        while not self._stop.is_set():
+            self._running.wait()
+            if self._stop.is_set():
+                break
+            with self._lock:
+                mm, size, scanned = self._mm, self._size, self._scanned
+            if scanned < size and mm is not None:
+                self._scan_block(mm, size, scanned)
+                now = time.monotonic()
+                if now - last_report >= self.progress_interval or self._scanned >= self._size:
+                    last_report = now
+                    self._report()
+                continue
+            self._stop.wait(self.poll_interval)
+            self._check_size()
+
+    def _scan_block(self, mm: mmap.mmap, size: int, scanned: int) -> None:
+        block_base = (len(self._cum) - 1) * self.block_size
+        block_end = min(block_base + self.block_size, size)
+        count = mm[scanned:block_end].count(b"\n")
+        with self._lock:
+            if self._mm is not mm:
+                return  # remapped meanwhile; the next round starts from the new mapping
+            self._partial += count
+            self._newlines += count
+            self._scanned = block_end
+            if block_end == block_base + self.block_size:
+                self._cum.append(self._cum[-1] + self._partial)
+                self._partial = 0
+
+    def _check_size(self) -> None:
+        try:
+            size = os.fstat(self._fd).st_size
+        except OSError:
+            return
+        if size == self._size:
+            return
+        with self._lock:
+            if size < self._size:
+                self._generation += 1
+                self._reset_scan()
+            self._map(size)
+            self._line_cache = OrderedDict(
+                (k, v) for k, v in self._line_cache.items() if v.end < self._size)
+        self._report()
