@@ -192,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_sessions(argv[1:])
     if argv and argv[0] == "replay":
         return run_replay(argv[1:])
+    if argv and argv[0] == "artifacts":
+        from tui_app.artifacts_command import main as artifacts_main
+
+        return artifacts_main(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:
         sys.stderr.write(f"vigil: `{argv[0]}` is not available yet\n")
         return 2
