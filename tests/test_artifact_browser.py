@@ -188,3 +188,30 @@ def test_vigil_artifacts_opens_the_newest_session_or_a_file(tmp_path, monkeypatc
     assert cli_main(["artifacts", str(tmp_path / "sessions" / "s-only" / "events.jsonl"), "--follow"]) == 0
     assert launched == [("s-only", tmp_path / "sessions" / "s-only" / "artifacts", None, False),
                         (None, None, str(tmp_path / "sessions" / "s-only" / "events.jsonl"), True)]
+
+
+async def test_opened_on_one_artifact_of_a_session_the_list_points_at_it(session):
+    second = session / "toolu_02Grep-00000001.txt"
+    app = ArtifactBrowserApp(session_id=session.parent.name, directory=session, path=second)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await indexed(pilot)
+        await pilot.pause(0.1)
+        assert app.screen.query_one(DataTable).cursor_row == 1
+        assert "toolu_02Grep-00000001.txt" in status_text(app)
+        assert app.focused is app.screen.query_one(ArtifactLines)
+        await pilot.press("r")  # reload keeps what is shown
+        await pilot.pause(0.1)
+        assert "toolu_02Grep-00000001.txt" in status_text(app)
+
+
+async def test_search_can_start_from_the_list(session):
+    app = browser(session)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await indexed(pilot)
+        assert isinstance(app.focused, DataTable)
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"FAILED", "enter")
+        viewer = app.screen.query_one("#artifact-viewer")
+        await wait_for(pilot, lambda: viewer.search is not None and viewer.search.done and viewer.pending is None)
+        assert app.screen.query_one(ArtifactLines).cursor == 39

@@ -42,6 +42,7 @@ class ArtifactLines(ScrollView, can_focus=True, inherit_bindings=False):
 
     @dataclass
     class IndexAdvanced(Message):
+        index: LineIndex
         progress: IndexProgress
 
     class Changed(Message):
@@ -72,7 +73,7 @@ class ArtifactLines(ScrollView, can_focus=True, inherit_bindings=False):
         self.virtual = VirtualLines(index)
         self.cursor, self.anchor, self.match, self._widest = 0, None, None, 0
         self._strips.clear()
-        index.on_progress = lambda progress: self.post_message(self.IndexAdvanced(progress))
+        index.on_progress = lambda progress: self.post_message(self.IndexAdvanced(index, progress))
         index.start()
         self.scroll_to(0, 0, animate=False)
         self._relayout(index.progress())
@@ -108,8 +109,8 @@ class ArtifactLines(ScrollView, can_focus=True, inherit_bindings=False):
     # ----------------------------------------------------------------- index updates
 
     def on_artifact_lines_index_advanced(self, message: IndexAdvanced) -> None:
-        if self.index is None or self.virtual is None:
-            return
+        if self.index is None or self.virtual is None or message.index is not self.index:
+            return  # a late report from a file no longer shown
         old_total, old_top, old_exact = self.virtual.total, round(self.scroll_y), self.virtual.exact
         was_at_end = self.at_end
         in_tail_zone = not old_exact and old_top >= old_total - len(self.virtual.zone)

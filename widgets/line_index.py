@@ -312,7 +312,8 @@ class LineIndex:
                     last_report = now
                     self._report()
                 continue
-            self._stop.wait(self.poll_interval)
+            if self._stop.wait(self.poll_interval):
+                break  # closed: the descriptor may already belong to another file
             self._check_size()
 
     def _scan_block(self, mm: mmap.mmap, size: int, scanned: int) -> None:

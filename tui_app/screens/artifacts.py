@@ -37,7 +37,7 @@ def artifact_path(info: ArtifactInfo, directory: Path) -> Path:
 
 
 def _cell(text: str, limit: int = 40) -> Text:
-    clean = " ".join(neutralize(text).split())
+    clean = " ".join(neutralize(text).split()) or "—"  # a file the index missed has no tool or call
     return Text(clean if len(clean) <= limit else clean[: limit - 1] + "…", no_wrap=True)
 
 
@@ -108,10 +108,19 @@ class ArtifactBrowserScreen(Screen[None]):
         count = len(self.artifacts)
         title.append(f"  {count} artifact{'s' if count != 1 else ''}" if count else "  no artifacts in this session")
         self._set_title(title)
-        if self.artifacts and self.single_path is None:
-            table.move_cursor(row=0)
-            self._show(artifact_path(self.artifacts[0], self._dir()))
-            table.focus()
+        if self.artifacts:
+            target = self._shown or self.single_path
+            row = 0 if target is None else self._row_of(target)
+            table.move_cursor(row=row)
+            if target is None:
+                self._show(artifact_path(self.artifacts[row], self._dir()))
+                table.focus()
+
+    def _row_of(self, path: Path) -> int:
+        for row, info in enumerate(self.artifacts):
+            if artifact_path(info, self._dir()).resolve() == path.resolve():
+                return row
+        return 0
 
     def _dir(self) -> Path:
         assert self.directory is not None
