@@ -152,3 +152,25 @@ def test_the_index_of_a_big_file_is_a_few_bytes_per_block(tmp_path):
 def test_a_missing_file_raises_at_once(tmp_path):
     with pytest.raises(FileNotFoundError):
         LineIndex(Path(tmp_path) / "nope.txt")
+
+
+def test_a_file_truncated_under_the_mapping_is_never_read_past_its_new_end(tmp_path):
+    # reading a mapped page past the end of a truncated file would kill the process (SIGBUS)
+    path = tmp_path / "rotated.log"
+    path.write_bytes(b"".join(b"old line %d\n" % i for i in range(200_000)))
+    index = LineIndex(path, poll_interval=3600).start()  # the poller must not be what saves us
+    try:
+        assert index.wait_complete(5)
+        far = index.line_start(150_000)
+        assert index.decode(far).text == "old line 150000"
+        with open(path, "r+b") as handle:
+            handle.truncate(0)
+            handle.write(b"new first\nnew second\n")
+        time.sleep(0.01)  # readers re-check the size every few milliseconds, not on every read
+        assert index.decode(index.line_start(199_000) or 0).text in ("", "new first")
+        assert index.line_end(far) == far
+        assert index.read(0, far) == b"new first\nnew second\n"
+        assert [index.decode(s).text for s in index.tail_starts(5)] == ["new first", "new second"]
+        assert index.wait_complete(5) and index.line_count == 2
+    finally:
+        index.close()

@@ -121,3 +121,12 @@ def test_regex_and_literal_queries_are_told_apart():
     assert Query.parse("error: x").literal == b"error: x"
     assert Query.parse("err(or)?").literal is None
     assert Query.parse("(?i)ERROR").pattern.search(b"an error") is not None
+
+
+def test_a_search_stops_when_the_file_no_longer_holds_what_it_scans():
+    data = b"x" * (20 << 20) + b"needle\n"
+    found = []
+    run = SearchRun(data, len(data), Query.parse("needle"), 0, True, lambda m, w: found.append(m),
+                    still_readable=lambda: False).start()
+    run.join(5)
+    assert found == [] and run.cancelled

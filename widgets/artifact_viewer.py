@@ -407,7 +407,7 @@ class ArtifactViewer(Vertical):
             self.post_message(self.SearchCounted(run, total, scanned, done))
 
         run = SearchRun(buffer, size, search.query, self._search_origin(forward), forward, found,
-                        counted if count else None)
+                        counted if count else None, still_readable=lambda: index.covers(size))
         search.run, search.found, search.wrapped = run, None, False
         run.start()
         self.update_status()

@@ -32,6 +32,7 @@ BLOCK_SIZE = 1 << 18
 MAX_LINE_BYTES = 10_000
 _BLOCK_CACHE = 64
 _LINE_CACHE = 4096
+_SIZE_CHECK_INTERVAL = 0.005
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,14 @@ class LineIndex:
         self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         self._lock = threading.RLock()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # the scanner, idle between size polls, has work again
         self._running = threading.Event()
         self._running.set()
         self._thread: threading.Thread | None = None
         self._mm: mmap.mmap | None = None
         self._size = 0
         self._generation = 0
+        self._checked = 0.0
         self._reset_scan()
         self._map(os.fstat(self._fd).st_size)
 
@@ -94,6 +97,7 @@ class LineIndex:
 
     def close(self) -> None:
         self._stop.set()
+        self._wake.set()
         self._running.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
@@ -129,13 +133,22 @@ class LineIndex:
         return self._size
 
     def snapshot(self) -> tuple[mmap.mmap | None, int]:
-        """The current mapping and its size, for readers in other threads (search)."""
+        """The current mapping and its size, for readers in other threads (search): check
+        `covers(size)` between windows, as a file truncated under a mapping cannot be read."""
         with self._lock:
             return self._mm, self._size
+
+    def covers(self, size: int) -> bool:
+        """Whether the file still holds at least `size` bytes."""
+        try:
+            return os.fstat(self._fd).st_size >= size
+        except OSError:
+            return False
 
     @property
     def line_count(self) -> int | None:
         """Exact number of lines once the scan has reached the end; None before."""
+        self._mapping()
         with self._lock:
             if self._scanned < self._size:
                 return None
@@ -153,6 +166,7 @@ class LineIndex:
     def line_start(self, number: int) -> int | None:
         """Byte offset where line `number` (0-based) starts, or None when the scan has not reached
         it yet (or it does not exist)."""
+        self._mapping()
         with self._lock:
             if number < 0 or number > self._newlines:
                 return None
@@ -172,7 +186,7 @@ class LineIndex:
 
     def line_end(self, start: int) -> int:
         """Offset of the newline that ends the line starting at `start` (or EOF)."""
-        mm, size = self.snapshot()
+        mm, size = self._mapping()
         if mm is None or start >= size:
             return start
         found = mm.find(b"\n", start)
@@ -184,7 +198,7 @@ class LineIndex:
 
     def start_at_or_after(self, offset: int) -> int | None:
         """The first line start at or after `offset` (used for estimated positions)."""
-        mm, size = self.snapshot()
+        mm, size = self._mapping()
         if mm is None or offset >= size:
             return None
         if offset <= 0:
@@ -193,14 +207,14 @@ class LineIndex:
         return None if found == -1 or found + 1 >= size else found + 1
 
     def start_of_line_at(self, offset: int) -> int:
-        mm, _size = self.snapshot()
+        mm, _size = self._mapping()
         if mm is None or offset <= 0:
             return 0
         return mm.rfind(b"\n", 0, offset) + 1
 
     def tail_starts(self, count: int) -> list[int]:
         """Starts of the last `count` lines (ascending), found backwards from EOF without the index."""
-        mm, size = self.snapshot()
+        mm, size = self._mapping()
         if mm is None or count <= 0:
             return []
         position = size - 1 if mm[size - 1:size] == b"\n" else size
@@ -216,6 +230,7 @@ class LineIndex:
 
     def line_of_offset(self, offset: int) -> int | None:
         """The line number containing byte `offset`, when the scan has passed it."""
+        self._mapping()
         with self._lock:
             if offset >= self._scanned:
                 return None
@@ -230,26 +245,25 @@ class LineIndex:
         """The line starting at `start`, decoded with replacement, cut at `max_line_bytes`."""
         cached = self._line_cache.get(start)
         if cached is not None:
-            try:
+            line, size_then = cached
+            # a line that ended at EOF may have grown since
+            if line.end < size_then or size_then == self._size:
                 self._line_cache.move_to_end(start)
-            except KeyError:
-                pass  # evicted by the scanner thread just now; still a valid line
-            return cached
-        mm, size = self.snapshot()
+                return line
+        mm, size = self._mapping()
         if mm is None or start >= size:
             return DecodedLine(start, start, "", 0)
         end = self.line_end(start)
         cut = min(end, start + self.max_line_bytes)
         text = mm[start:cut].decode("utf-8", errors="replace")
         line = DecodedLine(start, end, text, end - cut)
-        if end < size:  # the last line of a growing file may still change: not cached
-            self._line_cache[start] = line
-            if len(self._line_cache) > _LINE_CACHE:
-                self._line_cache.popitem(last=False)
+        self._line_cache[start] = (line, size)
+        if len(self._line_cache) > _LINE_CACHE:
+            self._line_cache.popitem(last=False)
         return line
 
     def read(self, start: int, end: int) -> bytes:
-        mm, size = self.snapshot()
+        mm, size = self._mapping()
         if mm is None:
             return b""
         return mm[max(0, start):min(end, size)]
@@ -262,7 +276,35 @@ class LineIndex:
         self._newlines = 0
         self._partial = 0  # newlines in the partly scanned last block
         self._blocks: OrderedDict[int, array] = OrderedDict()
-        self._line_cache: OrderedDict[int, DecodedLine] = OrderedDict()
+        self._line_cache: OrderedDict[int, tuple[DecodedLine, int]] = OrderedDict()
+
+    def _mapping(self, always: bool = False) -> tuple[mmap.mmap | None, int]:
+        """The mapping to read from, once the file is known not to have shrunk under it. Touching a
+        mapped page past the end of a truncated file kills the process (SIGBUS), so reads check the
+        size first and a shrunk file is re-mapped before it is read. Readers on the UI thread check
+        at most every few milliseconds: fstat releases the GIL, and getting it back from the busy
+        scanner costs up to a switch interval each time (one screen makes a hundred reads)."""
+        now = time.monotonic()
+        if always or now - self._checked >= _SIZE_CHECK_INTERVAL:
+            self._checked = now
+            try:
+                actual = os.fstat(self._fd).st_size
+            except OSError:
+                actual = self._size
+            if actual < self._size:
+                self._resize(actual)
+        return self.snapshot()
+
+    def _resize(self, size: int) -> bool:
+        with self._lock:
+            if size == self._size:
+                return False
+            if size < self._size:
+                self._generation += 1
+                self._reset_scan()
+            self._map(size)
+        self._wake.set()
+        return True
 
     def _map(self, size: int) -> None:
         self._mm = mmap.mmap(self._fd, size, access=mmap.ACCESS_READ) if size else None
@@ -303,8 +345,9 @@ class LineIndex:
             self._running.wait()
             if self._stop.is_set():
                 break
+            mm, size = self._mapping(always=True)
             with self._lock:
-                mm, size, scanned = self._mm, self._size, self._scanned
+                scanned = self._scanned
             if scanned < size and mm is not None:
                 self._scan_block(mm, size, scanned)
                 now = time.monotonic()
@@ -312,7 +355,9 @@ class LineIndex:
                     last_report = now
                     self._report()
                 continue
-            if self._stop.wait(self.poll_interval):
+            self._wake.wait(self.poll_interval)
+            self._wake.clear()
+            if self._stop.is_set():
                 break  # closed: the descriptor may already belong to another file
             self._check_size()
 
@@ -335,13 +380,5 @@ class LineIndex:
             size = os.fstat(self._fd).st_size
         except OSError:
             return
-        if size == self._size:
-            return
-        with self._lock:
-            if size < self._size:
-                self._generation += 1
-                self._reset_scan()
-            self._map(size)
-            self._line_cache = OrderedDict(
-                (k, v) for k, v in self._line_cache.items() if v.end < self._size)
-        self._report()
+        if self._resize(size):
+            self._report()

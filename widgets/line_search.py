@@ -222,7 +222,8 @@ class SearchRun:
 
     def __init__(self, buffer: Any, size: int, query: Query, origin: int, forward: bool,
                  on_found: Callable[[Match | None, bool], None],
-                 on_count: Callable[[int, int, bool], None] | None = None) -> None:
+                 on_count: Callable[[int, int, bool], None] | None = None,
+                 still_readable: Callable[[], bool] | None = None) -> None:
         self.buffer = buffer
         self.size = size
         self.query = query
@@ -231,6 +232,8 @@ class SearchRun:
         self.on_found = on_found
         self.on_count = on_count
         self._cancel = threading.Event()
+        # a mapped file truncated under the search must not be read again (SIGBUS): stop instead
+        self._still_readable = still_readable or (lambda: True)
         self._thread = threading.Thread(target=self._run, name="line-search", daemon=True)
 
     def start(self) -> SearchRun:
@@ -247,9 +250,14 @@ class SearchRun:
     def join(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
 
+    def _stopped(self) -> bool:
+        if not self._cancel.is_set() and not self._still_readable():
+            self._cancel.set()
+        return self._cancel.is_set()
+
     def _run(self) -> None:
         match, wrapped = find_wrapping(self.buffer, self.size, self.query, self.origin, self.forward,
-                                       self._cancel.is_set)
+                                       self._stopped)
         if self._cancel.is_set():
             return
         self.on_found(match, wrapped)
@@ -257,6 +265,6 @@ class SearchRun:
             return
         on_count = self.on_count
         total = count(self.buffer, self.size, self.query, lambda n, scanned: on_count(n, scanned, False),
-                      self._cancel.is_set)
+                      self._stopped)
         if total is not None and not self._cancel.is_set():
             on_count(total, self.size, True)
