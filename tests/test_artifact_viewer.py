@@ -234,3 +234,18 @@ async def test_with_wrap_every_line_of_a_short_file_of_long_lines_can_be_reached
             await pilot.press("up")
         await pilot.pause()
         assert screen_rows(app.lines)[0].split()[:2] == ["1", "1"]
+
+
+async def test_after_scrolling_the_view_the_cursor_starts_from_the_screen(tmp_path):
+    path = tmp_path / "log.txt"
+    path.write_bytes(numbered(1000))
+    app = ViewerApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        await open_viewer(pilot, app, path)
+        app.lines.focus()
+        app.lines.scroll_to(y=40, animate=False)  # what the wheel or a scrollbar drag does
+        await pilot.pause()
+        top = round(app.lines.scroll_y)
+        assert top > 20 and app.lines.cursor == 0
+        await pilot.press("down")
+        assert app.lines.cursor == top and round(app.lines.scroll_y) == top

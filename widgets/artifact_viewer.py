@@ -233,7 +233,13 @@ class ArtifactViewer(Vertical):
 
     def action_cursor(self, delta: int, extend: bool = False) -> None:
         self._leave_follow(delta < 0)
-        self.lines.move_cursor(self.lines.cursor + delta, extend=extend or self._selecting)
+        lines = self.lines
+        shown = [row.y for row in lines.current_page()]
+        target = lines.cursor + delta
+        if shown and not shown[0] <= lines.cursor <= shown[-1] and not (extend or self._selecting):
+            # the wheel or the scrollbar moved the view away: start from what is on screen
+            target = shown[0] if delta > 0 else shown[-1]
+        lines.move_cursor(target, extend=extend or self._selecting)
 
     def action_page(self, direction: int) -> None:
         height = max(1, self.lines.scrollable_content_region.height - 1)
