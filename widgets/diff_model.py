@@ -172,7 +172,9 @@ def changed_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple
         return [], []
     a, b = _WORD.findall(old), _WORD.findall(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < 0.3:
+    same = sum(len(t) for block in matcher.get_matching_blocks()
+               for t in a[block.a: block.a + block.size] if not t.isspace())
+    if same < 0.3 * max(len(old.strip()), len(new.strip()), 1):
         # mostly rewritten: emphasising every word would only add noise
         return [], []
     a_pos = _positions(a)

@@ -5,11 +5,8 @@ scrolls like a short one; building and highlighting a big diff runs in a thread 
 
 from __future__ import annotations
 
-import os
 from typing import Any, ClassVar
 
-from pygments.lexers import get_lexer_for_filename
-from pygments.util import ClassNotFound
 from rich.cells import cell_len
 from rich.segment import Segment
 from textual import work
@@ -17,7 +14,6 @@ from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.geometry import Size
-from textual.highlight import highlight
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -27,6 +23,7 @@ from textual.style import Style
 from tui_app.runtime.display import FileDiffDisplay
 from widgets.diff_model import DiffLine, DiffModel, build_diff, changed_spans, describe_change
 from widgets.formatting import short_path
+from widgets.highlighting import highlight_lines, language_for
 from widgets.line_render import content_segments, fit, load_css
 from widgets.untrusted import one_line
 
@@ -35,25 +32,6 @@ SYNC_ROWS = 1500
 SYNC_CHARS = 150_000
 HEADER_HEIGHT = 1
 SIGNS = {"removed": "-", "added": "+", "context": " ", "hunk": "", "note": ""}
-
-
-def language_for(path: str) -> str | None:
-    """Pygments language from the file name alone (guessing from content is slow on big files)."""
-    try:
-        lexer = get_lexer_for_filename(os.path.basename(path) or path)
-    except ClassNotFound:
-        return None
-    return lexer.aliases[0] if lexer.aliases else lexer.name
-
-
-def highlight_lines(source: list[str], language: str | None) -> list[Content]:
-    """One Content per source line. Safe to call from a worker thread."""
-    if not language or not source:
-        return [Content(line) for line in source]
-    highlighted = highlight("\n".join(source), language=language).split("\n")
-    if len(highlighted) != len(source):  # a lexer that eats or adds lines: fall back to plain
-        return [Content(line) for line in source]
-    return highlighted
 
 
 class DiffView(ScrollView, can_focus=True):
@@ -182,7 +160,7 @@ class DiffView(ScrollView, can_focus=True):
         number = self._number_width()
         if self.split:
             return max(1, (width - 1) // 2 - number - 4)
-        return max(1, width - 2 * number - 4)
+        return max(1, width - 2 * number - 5)
 
     def _update_size(self) -> None:
         width = self.scrollable_content_region.width
@@ -349,7 +327,7 @@ class DiffView(ScrollView, can_focus=True):
             return Strip([Segment(fit(" " + line.text, width), style)])
         base = self.visual_style
         gutter = (base + self._vstyle("gutter")).rich_style
-        old = f"{line.old_no:>{number_width}}" if line.old_no is not None else " " * number_width
+        old = f"{line.old_no:>{number_width}} " if line.old_no is not None else " " * (number_width + 1)
         segments = [Segment(old, gutter), *self._cell(index, text_width, number_width, "new")]
         return Strip(segments).crop_extend(0, width, base.rich_style)
 

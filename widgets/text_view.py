@@ -13,10 +13,10 @@ from textual import work
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.geometry import Size
-from textual.highlight import highlight
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from widgets.highlighting import highlight_lines
 from widgets.line_render import content_segments, load_css
 from widgets.untrusted import clean
 
@@ -25,9 +25,7 @@ SYNC_HIGHLIGHT_CHARS = 100_000
 
 
 def _highlighted(text: str, language: str | None) -> list[Content]:
-    if not language:
-        return [Content(line) for line in text.split("\n")]
-    return highlight(text, language=language).split("\n")
+    return highlight_lines(text.split("\n"), language)
 
 
 class TextView(ScrollView, can_focus=True):
