@@ -34,8 +34,8 @@ from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 from widgets.untrusted import one_line, plain
 
 STATE_STYLES = {
-    "queued": "$text 60%", "awaiting approval": "bold $text-warning", "running": "bold $text-primary",
-    "done": "$text-success", "failed": "bold $text-error", "denied": "$text-error", "cancelled": "italic $text 50%",
+    "queued": "$foreground 60%", "awaiting approval": "bold $text-warning", "running": "bold $text-primary",
+    "done": "$text-success", "failed": "bold $text-error", "denied": "$text-error", "cancelled": "italic $foreground 50%",
 }
 
 

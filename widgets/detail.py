@@ -35,13 +35,13 @@ def timeline_lines(record: CallRecord) -> list[Content]:
     for entry in record.timeline:
         offset = f"+{entry.ts - origin:8.3f}s" if entry.ts and origin else " " * 10
         lines.append(Content.assemble(
-            (offset, "$text 50%"), "  ", (f"{entry.label:<26}", "bold"), Content(clean(one_line(entry.detail))),
+            (offset, "$foreground 50%"), "  ", (f"{entry.label:<26}", "bold"), Content(clean(one_line(entry.detail))),
         ))
     wait, exec_ms = record.wait_and_exec()
     lines.append(Content(""))
     lines.append(Content.assemble(
-        ("permission wait ", "$text 60%"), (fmt_duration(wait) if wait is not None else "–", "bold"),
-        ("   exec ", "$text 60%"), (fmt_duration(exec_ms) if exec_ms is not None else "–", "bold"),
+        ("permission wait ", "$foreground 60%"), (fmt_duration(wait) if wait is not None else "–", "bold"),
+        ("   exec ", "$foreground 60%"), (fmt_duration(exec_ms) if exec_ms is not None else "–", "bold"),
     ))
     if record.output_chunks:
         lines.append(Content(f"{record.output_chunks:,} output chunks"))
@@ -154,7 +154,7 @@ class DetailPane(Vertical):
         target = short_path(record.path, self.cwd) if record.path else record.command or ""
         title = Content.assemble(
             (one_line(record.tool or "?"), "bold"), "  ", Content(one_line(target, 300)), "  ",
-            (f"· {state}", "$text-error" if state in ("failed", "denied") else "$text 70%"),
+            (f"· {state}", "$text-error" if state in ("failed", "denied") else "$foreground 70%"),
         )
         self.query_one("#detail-title", Static).update(title)
         flag = self.query_one("#detail-flag", Static)

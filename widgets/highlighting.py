@@ -18,9 +18,9 @@ class CodeTheme(HighlightTheme):
 
     STYLES = {  # noqa: RUF012 - the shape HighlightTheme defines
         **HighlightTheme.STYLES,
-        Token.Comment: "$text 55% italic",
+        Token.Comment: "$foreground 55% italic",
         Token.Keyword: "$text-error",
-        Token.Keyword.Constant: "$text-warning",
+        Token.Keyword.Constant: "$text-secondary",
         Token.Keyword.Namespace: "$text-error",
         Token.Keyword.Type: "$text-primary",
         Token.Name: "",
@@ -30,8 +30,8 @@ class CodeTheme(HighlightTheme):
         Token.Name.Function: "$text-primary",
         Token.Name.Function.Magic: "$text-primary",
         Token.Name.Variable: "",
-        Token.Number: "$text-warning",
-        Token.Literal.Number: "$text-warning",
+        Token.Number: "$text-secondary",
+        Token.Literal.Number: "$text-secondary",
         Token.Operator: "",
         Token.Operator.Word: "$text-error",
     }
