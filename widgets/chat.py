@@ -35,7 +35,8 @@ from widgets.untrusted import one_line, plain
 
 STATE_STYLES = {
     "queued": "$foreground 60%", "awaiting approval": "bold $text-warning", "running": "bold $text-primary",
-    "done": "$text-success", "failed": "bold $text-error", "denied": "$text-error", "cancelled": "italic $foreground 50%",
+    "done": "$text-success", "failed": "bold $text-error", "denied": "$text-error",
+    "cancelled": "italic $foreground 50%",
 }
 
 
