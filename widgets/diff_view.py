@@ -31,6 +31,8 @@ from widgets.untrusted import one_line
 SYNC_ROWS = 1500
 SYNC_CHARS = 150_000
 HEADER_HEIGHT = 1
+#: rendered lines kept; a Strip is heavy for the garbage collector, and only a screenful is shown
+STRIP_CACHE = 512
 SIGNS = {"removed": "-", "added": "+", "context": " ", "hunk": "", "note": ""}
 
 
@@ -76,7 +78,7 @@ class DiffView(ScrollView, can_focus=True):
         self._old_hl: list[Content] | None = None
         self._new_hl: list[Content] | None = None
         self._generation = 0
-        self._cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(4096)
+        self._cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(STRIP_CACHE)
         self._text_width = 0
         self.set_reactive(DiffView.split, split)
         if display is not None:

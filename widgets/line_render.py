@@ -9,8 +9,10 @@ from pathlib import Path
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from textual.content import Content
+from textual.geometry import Size
 from textual.strip import Strip
 from textual.style import Style
+from textual.widget import Widget
 
 STYLES_DIR = Path(__file__).resolve().parent.parent / "styles"
 
@@ -48,3 +50,22 @@ def fit(text: str, width: int, align: str = "left", keep_end: bool = False) -> s
         return set_cell_size(text, width - 1) + "…"
     pad = " " * (width - length)
     return pad + text if align == "right" else text + pad
+
+
+def set_virtual_size(widget: Widget, size: Size) -> None:
+    """Grow or shrink a Line API widget's scrollable area without a relayout of the screen.
+
+    Assigning `virtual_size` asks for a layout of the whole screen, which a flood of output would
+    ask for on every chunk (every widget on screen repainted, ~100 times a second). A widget's own
+    size never depends on its virtual size; only its scrollbars do, so those are updated here and
+    a layout is asked for only when a scrollbar appears or disappears.
+    """
+    if size == widget.virtual_size:
+        return
+    scrollbars = (widget.show_horizontal_scrollbar, widget.show_vertical_scrollbar)
+    widget.set_reactive(Widget.virtual_size, size)
+    widget._scroll_update(size)
+    if (widget.show_horizontal_scrollbar, widget.show_vertical_scrollbar) != scrollbars:
+        widget.refresh(layout=True)
+    else:
+        widget.refresh()

@@ -24,12 +24,14 @@ from textual.strip import Strip
 from tui_app.runtime.display import BashOutputDisplay
 from tui_app.runtime.sanitize import neutralize
 from widgets.formatting import fmt_bytes, fmt_duration
-from widgets.line_render import fit, load_css
+from widgets.line_render import fit, load_css, set_virtual_size
 from widgets.untrusted import one_line
 
 Stream = Literal["stdout", "stderr"]
 
 GUTTER = 2
+#: rendered lines kept; a Strip is heavy for the garbage collector, and only a screenful is shown
+STRIP_CACHE = 512
 MAX_LINE_CHARS = 10_000
 _SGR = re.compile(r"\x1b\[([0-9;:]*)m")
 #: an escape sequence cut off at the end of a chunk; it is held back until the rest arrives
@@ -83,7 +85,7 @@ class OutputView(ScrollView, can_focus=True):
         self._carry: dict[str, str] = {"stdout": "", "stderr": ""}
         self._width = 0
         self._bytes = 0
-        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(4096)
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(STRIP_CACHE)
         self._auto_scrolling = False
         self.command = ""
         self.exit_code: int | None = None
@@ -225,7 +227,7 @@ class OutputView(ScrollView, can_focus=True):
                 self._auto_scrolling = False
 
     def _update_virtual_size(self) -> None:
-        self.virtual_size = Size(self._width + GUTTER, len(self._lines) + self.HEADER_HEIGHT)
+        set_virtual_size(self, Size(self._width + GUTTER, len(self._lines) + self.HEADER_HEIGHT))
 
     def _after_write(self) -> None:
         if self.follow:

@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from widgets.formatting import fmt_bytes, fmt_duration, looks_like_path, short_path
-from widgets.line_render import fit, load_css
+from widgets.line_render import fit, load_css, set_virtual_size
 from widgets.messages import CallSelected
 from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 from widgets.untrusted import one_line
@@ -37,6 +37,8 @@ COLUMNS: tuple[tuple[str, str, int, str, int], ...] = (
     ("size", "size", 8, "right", 60),
 )
 MIN_TARGET = 10
+#: rendered lines kept; a Strip is heavy for the garbage collector, and only a screenful is shown
+STRIP_CACHE = 512
 
 #: what `f` steps through
 STATE_FILTERS: tuple[frozenset[str] | None, ...] = (
@@ -98,7 +100,7 @@ class ToolTable(ScrollView, can_focus=True):
         self.cursor_id: str | None = None
         self._view: list[ToolRow] = []
         self._position: dict[str, int] = {}
-        self._line_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(2048)
+        self._line_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(STRIP_CACHE)
         self._styles: dict[str, Any] = {}
         self._rebuild_view()
 
@@ -175,7 +177,7 @@ class ToolTable(ScrollView, can_focus=True):
         return 2 if (self.state_filter is not None or self.tool_filter is not None) else 1
 
     def _resize(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, self.header_height + len(self._view))
+        set_virtual_size(self, Size(self.scrollable_content_region.width, self.header_height + len(self._view)))
 
     def on_resize(self, _: events.Resize) -> None:
         self._resize()

@@ -16,6 +16,19 @@ from widgets.text_view import TextView
 LONG_COMMAND = "npm test -- " + " ".join(f"--opt{i}=v{i}" for i in range(600)) + " && echo THE-END"
 
 
+class FakeClock:
+    """Time that only moves when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 class DialogApp(App[None]):
     """A prompt box with the dialog pushed over it, the way the main screen will do it."""
 
@@ -136,32 +149,48 @@ async def test_escape_leaves_the_feedback_box_without_answering():
         assert [(r.decision, r.feedback) for r in app.results] == [("deny", None)]
 
 
+def test_the_guard_is_300_ms_unless_told_otherwise():
+    assert ApprovalScreen(edit_request()).key_guard_s == 0.3
+
+
 async def test_keys_in_the_first_300_ms_are_ignored():
-    app = DialogApp(edit_request(), guard=0.3)
+    clock = FakeClock()
+    app = DialogApp(edit_request(), guard=0.3, clock=clock)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await opened(app, pilot)
+        clock.advance(0.29)
         await pilot.press("y", "a", "n", "escape", "f")
         assert app.results == [] and screen.step == "choose"
         assert isinstance(app.screen, ApprovalScreen)
-        await pilot.pause(0.35)
+        clock.advance(0.02)
         await pilot.press("n")
         assert [r.decision for r in app.results] == ["deny"]
 
 
+async def test_the_real_clock_guard_ignores_an_immediate_key():
+    app = DialogApp(edit_request(), guard=0.3)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("y")
+        assert app.results == []
+
+
 async def test_each_step_has_its_own_guard_so_a_double_tap_cannot_save_a_rule():
-    app = DialogApp(bash_request("npm test"), guard=0.3)
+    clock = FakeClock()
+    app = DialogApp(bash_request("npm test"), guard=0.3, clock=clock)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await opened(app, pilot)
-        await pilot.pause(0.35)
+        clock.advance(0.5)
         await pilot.press("a", "a")
         assert screen.step == "confirm_always" and app.results == []
-        await pilot.pause(0.35)
+        clock.advance(0.5)
         await pilot.press("a")
         assert app.results[0].always
 
 
 async def test_typing_in_the_prompt_never_lands_in_the_dialog_nor_is_lost():
-    app = DialogApp(edit_request(), guard=1.0)
+    clock = FakeClock()
+    app = DialogApp(edit_request(), guard=0.3, clock=clock)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press(*"fix the")
         prompt = app.query_one("#prompt", Input)
@@ -170,7 +199,7 @@ async def test_typing_in_the_prompt_never_lands_in_the_dialog_nor_is_lost():
         await pilot.press(*" bug yes")  # the user keeps typing, unaware the dialog opened
         await pilot.pause()
         assert app.results == []
-        await pilot.pause(1.05)
+        clock.advance(0.3)
         await pilot.press("escape")
         assert [r.decision for r in app.results] == ["deny"]
         assert prompt.value == "fix the"

@@ -10,6 +10,7 @@ and Esc, and "always allow" shows the exact rule text before a second confirmati
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -66,7 +67,8 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     ]
 
     def __init__(self, request: PermissionRequested, *, position: int = 1, total: int = 1, cwd: str | None = None,
-                 key_guard_s: float = KEY_GUARD_S, ring_bell: bool = True) -> None:
+                 key_guard_s: float = KEY_GUARD_S, ring_bell: bool = True,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.request = request
         self.position = position
@@ -74,8 +76,9 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         self.cwd = cwd
         self.key_guard_s = key_guard_s
         self.ring_bell = ring_bell
+        self.clock = clock
         self.step: Literal["choose", "confirm_always", "feedback"] = "choose"
-        self._armed_at = time.monotonic() + key_guard_s
+        self._armed_at = clock() + key_guard_s
         self._answered = False
 
     # ---- layout -----------------------------------------------------------------------------
@@ -121,7 +124,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         )
 
     def on_mount(self) -> None:
-        self._armed_at = time.monotonic() + self.key_guard_s
+        self._armed_at = self.clock() + self.key_guard_s
         self.query_one("#approval-confirm").display = False
         self.query_one("#approval-feedback").display = False
         preview = self.query_one("#approval-preview")
@@ -147,7 +150,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
 
     @property
     def armed(self) -> bool:
-        return time.monotonic() >= self._armed_at
+        return self.clock() >= self._armed_at
 
     def set_queue(self, position: int, total: int) -> None:
         """More requests arrived (or were answered) while this one is shown."""
@@ -158,7 +161,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def _set_step(self, step: Literal["choose", "confirm_always", "feedback"]) -> None:
         self.step = step
         # a new step gets its own guard, so a double tap cannot pass two steps at once
-        self._armed_at = time.monotonic() + self.key_guard_s
+        self._armed_at = self.clock() + self.key_guard_s
         confirm = self.query_one("#approval-confirm", Static)
         feedback = self.query_one("#approval-feedback", Input)
         confirm.display = step == "confirm_always"
