@@ -42,12 +42,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Log
 
 from tui_app.runtime.contract import ToolFlags
+from tui_app.runtime.display import FileDiffDisplay
 from tui_app.runtime.events import (
     ToolCallProgress,
     ToolCallRequested,
     ToolCallResult,
     ToolCallStarted,
 )
+from widgets.diff_view import DiffView
 from widgets.output_view import OutputView
 from widgets.tool_table import ToolTable
 
@@ -257,6 +259,58 @@ async def run(peer: bool, flood: bool, duration: float, freeze: bool = False) ->
     }
 
 
+class DiffApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield ProbedDiffView()
+
+
+class ProbedDiffView(DiffView):
+    def action_page_down(self) -> None:
+        super().action_page_down()
+        PROBE.key_handled = True
+
+
+def big_diff(lines: int = 10_000) -> FileDiffDisplay:
+    old = [f"def handler_{i}(request):  # route {i}" if i % 10 == 0 else f"    value_{i} = compute({i}, {i % 7})"
+           for i in range(lines)]
+    new = [line.replace("compute(", "compute_fast(") if i % 4 == 1 else line for i, line in enumerate(old)]
+    return FileDiffDisplay(path="service/routes.py", old_text="\n".join(old) + "\n", new_text="\n".join(new) + "\n")
+
+
+async def run_diff(split: bool, keys: int = 60) -> dict[str, float]:
+    """A 10,000-line file with every fourth line changed (one 12,500-row hunk): load (in the
+    worker), then page down through it."""
+    global PROBE
+    PROBE = Probe()
+    app = DiffApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        view = app.query_one(DiffView)
+        view.split = split
+        view.focus()
+        start = time.perf_counter()
+        view.load(big_diff())
+        while view.model is None:
+            await asyncio.sleep(0.005)
+        shown = time.perf_counter() - start
+        while not view.is_ready:
+            await asyncio.sleep(0.005)
+        ready = time.perf_counter() - start
+        await pilot.pause()
+        PROBE.frames.clear()
+        for _ in range(keys):
+            PROBE.key_sent = time.perf_counter()
+            PROBE.key_handled = False
+            key = events.Key("pagedown", None)
+            key.set_sender(app)
+            app._driver.send_message(key)
+            await asyncio.sleep(0.05)
+        rows = view.row_count
+    return {"rows": rows, "shown ms": shown * 1000, "highlighted ms": ready * 1000,
+            "key p50 ms": pct(PROBE.latencies, 0.5) * 1000,
+            "key max ms": max(PROBE.latencies, default=float("nan")) * 1000,
+            "frame p99 ms": pct([f * 1000 for f in PROBE.frames], 0.99)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=5.0)
@@ -281,6 +335,11 @@ def main() -> None:
                          for a, b, w in (("ours flood", "peer flood", 8), ("ours fl+frz", "peer fl+frz", 10)))
         print(f"{metric:16}" + "".join(f"{v:>12.1f}" for v in values) + ratios)
     print("ratio = ours / peer in the same run (below 1 is better for times, CPU and stalls; above 1 for fps)")
+    print()
+    for split in (False, True):
+        figures = asyncio.run(run_diff(split))
+        print(f"diff view, 10,000-line file, every 4th line changed, {'side by side' if split else 'unified'}: "
+              + ", ".join(f"{k} {v:.1f}" for k, v in figures.items()) + " (page down every 50 ms)")
 
 
 def _ratio(ours: float, peer: float) -> str:

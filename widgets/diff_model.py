@@ -23,7 +23,7 @@ _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 MAX_WORD_DIFF_CHARS = 2000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DiffLine:
     kind: LineKind
     text: str
