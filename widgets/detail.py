@@ -33,7 +33,7 @@ def timeline_lines(record: CallRecord) -> list[Content]:
     origin = next((e.ts for e in record.timeline if e.ts), 0.0)
     lines = []
     for entry in record.timeline:
-        offset = f"+{entry.ts - origin:8.3f}s" if entry.ts and origin else " " * 10
+        offset = f"{entry.ts - origin:>+9.3f}s" if entry.ts and origin else " " * 10
         lines.append(Content.assemble(
             (offset, "$foreground 50%"), "  ", (f"{entry.label:<26}", "bold"), Content(clean(one_line(entry.detail))),
         ))
@@ -74,7 +74,6 @@ class DetailPane(Vertical):
         self.cwd = cwd
         self.records = records if records is not None else CallRecords()
         self.call_id: str | None = None
-        self._shown_version = -1
 
     def compose(self) -> ComposeResult:
         yield Static(Content("No call selected"), id="detail-title")

@@ -115,7 +115,7 @@ class ToolTable(ScrollView, can_focus=True):
 
     def apply_many(self, batch: Iterable[Any]) -> None:
         """A batch of events (a replay, a burst from the bridge) with a single relayout."""
-        changed = {id(r): r for e in batch if (r := self.rows.apply(e)) is not None}
+        changed = [row for event in batch if (row := self.rows.apply(event)) is not None]
         if changed:
             self._rebuild_view()
             self.refresh()

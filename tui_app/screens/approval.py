@@ -99,7 +99,8 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
 
     def _preview(self) -> Widget:
         request = self.request
-        if isinstance(request.preview_display, FileDiffDisplay):
+        if self._is_diff:
+            assert isinstance(request.preview_display, FileDiffDisplay)
             return DiffView(request.preview_display, letter_keys=False, cwd=self.cwd, id="approval-preview")
         text = request.preview
         if not text and isinstance(request.input, dict) and isinstance(request.input.get("command"), str):
@@ -118,10 +119,16 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
             return Content.from_markup("[b]a[/b] save rule and allow   [b]esc[/b] back")
         if self.step == "feedback":
             return Content.from_markup("[b]enter[/b] deny and send feedback   [b]esc[/b] back")
+        view = "s: split/unified   [ ]: previous/next hunk   arrows, pgup/pgdn: scroll" if self._is_diff \
+            else "arrows, pgup/pgdn: scroll"
         return Content.from_markup(
             "[b]y[/b] allow once   [b]a[/b] always allow…   [b]n[/b] deny   [b]f[/b] deny with feedback   "
-            "[b]esc[/b] deny   [dim]· arrows/pgup/pgdn scroll[/dim]"
+            "[b]esc[/b] deny\n[dim]$view[/dim]", view=view,
         )
+
+    @property
+    def _is_diff(self) -> bool:
+        return isinstance(self.request.preview_display, FileDiffDisplay)
 
     def on_mount(self) -> None:
         self._armed_at = self.clock() + self.key_guard_s
