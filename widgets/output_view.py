@@ -123,6 +123,8 @@ class OutputView(ScrollView, can_focus=True):
         self.command = display.command
         for segment in display.segments:
             self.write(segment.text, segment.stream)
+        # the display keeps a bounded part of the output; the header tells the whole size
+        self._bytes = max(self._bytes, display.total_bytes)
         self.finish(display.exit_code, display.duration_ms, interrupted=display.interrupted,
                     timed_out=display.timed_out, truncated=display.truncated, artifact=display.artifact_uri)
 
