@@ -1,0 +1,139 @@
+"""The chat pane: prompts, streamed assistant Markdown, tool-call summaries you can open, errors."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.widgets import Markdown
+
+from tests.tui.helpers import click_actions, find_text, screen_text
+from tests.tui.session_data import CWD, session_events
+from tui_app.runtime.events import (
+    AssistantText,
+    AssistantTextDelta,
+    ModelRetry,
+    ToolCallResult,
+    TurnEnded,
+    TurnStarted,
+)
+from widgets.chat import AssistantMarkdown, CallLine, ChatView
+from widgets.messages import CallSelected
+
+ANSWER = "The fix is in **`median`**:\n\n- average the two middle values\n- see [docs](https://example.com/x)\n"
+
+
+class ChatApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected: list[str] = []
+        self.opened: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield ChatView(cwd=CWD)
+
+    def on_call_selected(self, message: CallSelected) -> None:
+        self.selected.append(message.call_id)
+
+    def open_url(self, url: str, *, new_tab: bool = True) -> None:
+        self.opened.append(url)
+
+
+async def stream(chat: ChatView, text: str, size: int = 7) -> None:
+    for i in range(0, len(text), size):
+        await chat.apply(AssistantTextDelta(turn_id="t1", step=1, index=0, text=text[i:i + size]))
+
+
+async def test_a_prompt_and_streamed_markdown_answer():
+    app = ChatApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = app.query_one(ChatView)
+        await chat.apply(TurnStarted(turn_id="t1", prompt="Why does it fail?"))
+        await stream(chat, ANSWER[:40])
+        await pilot.pause()
+        assert "› Why does it fail?" in screen_text(app)
+        assert "The fix is in median" in screen_text(app)
+        await stream(chat, ANSWER[40:])
+        await chat.apply(AssistantText(turn_id="t1", step=1, index=0, text=ANSWER))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "average the two middle values" in text and "docs" in text
+        assert "**" not in text  # rendered as Markdown, not shown raw
+        assert len(app.query(AssistantMarkdown)) == 1
+
+
+async def test_the_final_text_wins_when_the_stream_missed_a_piece():
+    app = ChatApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        chat = app.query_one(ChatView)
+        await stream(chat, "partial answ")
+        await chat.apply(AssistantText(turn_id="t1", step=1, index=0, text="The complete answer."))
+        await pilot.pause()
+        assert "The complete answer." in screen_text(app)
+        assert "partial" not in screen_text(app)
+
+
+async def test_a_replayed_answer_without_deltas_is_shown_whole():
+    app = ChatApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        await app.query_one(ChatView).apply(AssistantText(turn_id="t1", step=1, index=0, text="# Done\n\nAll green."))
+        await pilot.pause()
+        assert "All green." in screen_text(app)
+
+
+async def test_links_do_not_open_on_click():
+    app = ChatApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        await app.query_one(ChatView).apply(AssistantText(turn_id="t1", step=1, index=0,
+                                                          text="see [docs](https://example.com/x)"))
+        await pilot.pause()
+        assert click_actions(app) == ["link('https://example.com/x')"]
+        y, x = find_text(app, "docs")
+        await pilot.click(offset=(x + 1, y))
+        await pilot.pause()
+        assert app.opened == []
+        markdown = app.query_one(AssistantMarkdown)
+        markdown.post_message(Markdown.LinkClicked(markdown, "https://example.com/x"))
+        await pilot.pause()
+        assert app.opened == []
+
+
+async def test_tool_calls_are_one_line_each_and_follow_their_state():
+    app = ChatApp()
+    async with app.run_test(size=(90, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        for event in session_events():
+            await chat.apply(event)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "✓ Read calc/stats.py  10ms · 1.4 KB" in text
+        assert "◆ Edit calc/stats.py  awaiting approval" in text
+        assert "✗" not in text
+        await chat.apply(ToolCallResult(call_id="toolu_06", tool="Bash", model_content="ok", original_bytes=2048))
+        await pilot.pause()
+        assert "✓ Bash npm run build --watch  2.0 KB" in screen_text(app)
+        assert len(app.query(CallLine)) == 8
+
+
+async def test_enter_or_click_on_a_call_line_selects_the_call():
+    app = ChatApp()
+    async with app.run_test(size=(90, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        for event in session_events():
+            await chat.apply(event)
+        await pilot.pause()
+        line = chat.call_line("toolu_04")
+        line.focus()
+        await pilot.press("enter")
+        await pilot.click(chat.call_line("toolu_02"))
+        assert app.selected == ["toolu_04", "toolu_02"]
+
+
+async def test_errors_and_retries_are_shown():
+    app = ChatApp()
+    async with app.run_test(size=(90, 12)) as pilot:
+        chat = app.query_one(ChatView)
+        await chat.apply(ModelRetry(attempt=2, max_attempts=5, status=529, reason="overloaded", wait_ms=3000))
+        await chat.apply(TurnEnded(turn_id="t1", reason="error", message="provider returned 500"))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "⚠ model retry 2/5: overloaded (waiting 3.0s)" in text
+        assert "✗ provider returned 500" in text

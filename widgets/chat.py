@@ -1,0 +1,183 @@
+"""The chat pane: prompts, the assistant's text streamed as Markdown, one line per tool call
+(Enter or click opens it), and errors.
+
+Model text is untrusted: control sequences are neutralised before it reaches the Markdown parser,
+Markdown builds plain Content (no Textual markup), and a link click never opens anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from tui_app.runtime.events import (
+    AssistantText,
+    AssistantTextDelta,
+    ModelRetry,
+    ModelStepEnded,
+    TurnEnded,
+    TurnStarted,
+    UserMessage,
+    Warning,
+)
+from tui_app.runtime.sanitize import neutralize
+from widgets.formatting import fmt_bytes, fmt_duration, short_path
+from widgets.line_render import load_css
+from widgets.messages import CallSelected
+from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
+from widgets.untrusted import one_line, plain
+
+STATE_STYLES = {
+    "queued": "$foreground 60%", "awaiting approval": "bold $text-warning", "running": "bold $text-primary",
+    "done": "$text-success", "failed": "bold $text-error", "denied": "$text-error",
+    "cancelled": "italic $foreground 50%",
+}
+
+
+class ChatPrompt(Static):
+    """What the user asked."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content.assemble(("› ", "bold $text-primary"), plain(text)))
+
+
+class ChatNotice(Static):
+    """An error, a warning or a retry, in one short block."""
+
+    def __init__(self, text: str, kind: str = "error") -> None:
+        glyph = {"error": "✗ ", "warning": "⚠ ", "info": "· "}.get(kind, "")
+        super().__init__(Content.assemble((glyph, "bold"), plain(text)), classes=kind)
+
+
+class AssistantMarkdown(Markdown):
+    """Assistant text. Links are inert: a click shows where it points and opens nothing."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(neutralize(text), open_links=False)
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        self.notify(f"Links are not opened from the chat: {one_line(event.href, 300)}", markup=False)
+
+
+class CallLine(Static, can_focus=True):
+    """One tool call in one line: state, tool, target, time. Enter or click opens it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open", "Open call", show=False)]
+
+    def __init__(self, row: ToolRow, cwd: str | None = None) -> None:
+        super().__init__(Content(""))
+        self.call_id = row.call_id
+        self.cwd = cwd
+        self.set_row(row)
+
+    def set_row(self, row: ToolRow) -> None:
+        parts: list[Any] = [
+            (f"{STATE_GLYPHS[row.state]} ", STATE_STYLES[row.state]),
+            (one_line(row.tool, 40), "bold"), " ", plain(one_line(short_path(row.target, self.cwd), 160)),
+        ]
+        tail = [row.state if row.state != "done" else ""]
+        if row.error_code and row.state == "failed":
+            tail = [row.error_code]
+        if row.duration_ms is not None:
+            tail.append(fmt_duration(row.duration_ms))
+        if row.output_bytes and row.settled:
+            tail.append(fmt_bytes(row.output_bytes))
+        tail_text = " · ".join(t for t in tail if t)
+        if tail_text:
+            parts.append((f"  {tail_text}", STATE_STYLES[row.state]))
+        self.update(Content.assemble(*parts))
+
+    def action_open(self) -> None:
+        self.post_message(CallSelected(self.call_id))
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(CallSelected(self.call_id))
+
+
+class ChatView(VerticalScroll):
+    DEFAULT_CSS = load_css("chat")
+
+    def __init__(self, *, cwd: str | None = None, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.cwd = cwd
+        self.rows = ToolRows()
+        self._call_lines: dict[str, CallLine] = {}
+        self._streams: dict[tuple[Any, ...], tuple[AssistantMarkdown, MarkdownStream, list[str]]] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def apply(self, event: Any) -> None:
+        """Fold one session event into the conversation."""
+        if isinstance(event, AssistantTextDelta):
+            await self._delta(event)
+        elif isinstance(event, AssistantText):
+            await self._final_text(event)
+        elif isinstance(event, TurnStarted):
+            await self.mount(ChatPrompt(event.prompt))
+        elif isinstance(event, UserMessage) and event.source != "user":
+            await self.add_notice(f"{'hook' if event.source == 'hook' else 'stop hook'} added: {event.text}", "info")
+        elif isinstance(event, TurnEnded) and event.reason in ("error", "rejected", "max_turns"):
+            await self.add_notice(event.message or f"turn ended: {event.reason}", "error")
+        elif isinstance(event, TurnEnded) and event.reason == "interrupted":
+            await self.add_notice("interrupted", "warning")
+        elif isinstance(event, ModelStepEnded) and event.error:
+            await self.add_notice(event.error, "error")
+        elif isinstance(event, ModelRetry):
+            await self.add_notice(f"model retry {event.attempt}/{event.max_attempts}: {event.reason} "
+                                  f"(waiting {fmt_duration(event.wait_ms)})", "warning")
+        elif isinstance(event, Warning):
+            await self.add_notice(f"{event.code}: {event.message}", "warning")
+        else:
+            row = self.rows.apply(event)
+            if row is not None:
+                await self._call_changed(row)
+
+    async def add_notice(self, text: str, kind: str = "error") -> None:
+        await self.mount(ChatNotice(text, kind))
+
+    async def _call_changed(self, row: ToolRow) -> None:
+        line = self._call_lines.get(row.call_id)
+        if line is None:
+            line = self._call_lines[row.call_id] = CallLine(row, self.cwd)
+            await self.mount(line)
+        else:
+            line.set_row(row)
+
+    def _key(self, event: AssistantTextDelta | AssistantText) -> tuple[Any, ...]:
+        return (event.turn_id, event.step, event.index)
+
+    async def _delta(self, event: AssistantTextDelta) -> None:
+        key = self._key(event)
+        entry = self._streams.get(key)
+        if entry is None:
+            markdown = AssistantMarkdown()
+            await self.mount(markdown)
+            entry = self._streams[key] = (markdown, Markdown.get_stream(markdown), [])
+        text = neutralize(event.text)
+        entry[2].append(text)
+        await entry[1].write(text)
+
+    async def _final_text(self, event: AssistantText) -> None:
+        entry = self._streams.pop(self._key(event), None)
+        final = neutralize(event.text)
+        if entry is None:
+            if final.strip():
+                await self.mount(AssistantMarkdown(final))
+            return
+        markdown, stream, parts = entry
+        await stream.stop()
+        if "".join(parts) != final:
+            await markdown.update(final)
+
+    def call_line(self, call_id: str) -> CallLine | None:
+        return self._call_lines.get(call_id)
