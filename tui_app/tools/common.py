@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tui_app.runtime.contract import Input, InputResolver, ToolContext
+from tui_app.runtime.contract import Input, InputResolver, ToolContext, ToolFlags
 from tui_app.runtime.display import TextDisplay
 from tui_app.runtime.results import cut_head_bytes, format_bytes, utf8_len
 
@@ -103,3 +103,14 @@ def text_display(text: str, title: str) -> TextDisplay:
     if size > DISPLAY_MAX_BYTES:
         text = cut_head_bytes(text, DISPLAY_MAX_BYTES) + f"\n… (display cut; {format_bytes(size)} in total)"
     return TextDisplay(text=text, title=title)
+
+
+#: a tool that only looks: runs beside other looks, touches nothing, never asks
+READ_ONLY_FLAGS = ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
+                            risk="low")
+
+
+def pattern_target(data: dict) -> str:
+    """The screen's one-line target of a search: the pattern, and where when given."""
+    where = data.get("path")
+    return f"{data.get('pattern', '')} in {where}" if where else str(data.get("pattern", ""))

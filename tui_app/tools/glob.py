@@ -18,11 +18,12 @@ from tui_app.runtime.contract import (
     TimeoutPolicy,
     ToolContext,
     ToolFailure,
-    ToolFlags,
     ToolSpec,
 )
 from tui_app.tools.common import (
+    READ_ONLY_FLAGS,
     missing_path_message,
+    pattern_target,
     resolve_file_path_input,
     resolve_path,
     run_stoppable,
@@ -134,22 +135,17 @@ async def glob_files(params: GlobInput, ctx: ToolContext) -> RawResult:
     return RawResult(output=output, text=text, display=text_display(text, f"Glob {params.pattern}"))
 
 
-def target(data: dict) -> str:
-    where = data.get("path")
-    return f"{data.get('pattern', '')} in {where}" if where else str(data.get("pattern", ""))
-
 
 GLOB = ToolSpec(
     name="Glob",
     description=DESCRIPTION,
     handler=glob_files,
     input_model=GlobInput,
-    flags=ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
-                    risk="low"),
+    flags=READ_ONLY_FLAGS,
     permission=PermissionSpec(kind="read", rule_key="path"),
     budget=budgets.GLOB,
     timeout=TimeoutPolicy(default_ms=30000),
     validate_input=check_input,
     resolve_input=resolve_file_path_input("path"),
-    target_of=target,
+    target_of=pattern_target,
 )

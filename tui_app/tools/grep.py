@@ -18,14 +18,15 @@ from tui_app.runtime.contract import (
     TimeoutPolicy,
     ToolContext,
     ToolFailure,
-    ToolFlags,
     ToolSpec,
 )
 from tui_app.tools import grep_py, grep_rg
 from tui_app.tools.common import (
     BINARY_SNIFF_BYTES,
+    READ_ONLY_FLAGS,
     is_binary,
     missing_path_message,
+    pattern_target,
     resolve_file_path_input,
     resolve_path,
     run_stoppable,
@@ -152,22 +153,17 @@ async def grep(params: GrepInput, ctx: ToolContext) -> RawResult:
                      display=text_display(found.text, f"Grep {params.pattern}"))
 
 
-def target(data: dict) -> str:
-    where = data.get("path")
-    return f"{data.get('pattern', '')} in {where}" if where else str(data.get("pattern", ""))
-
 
 GREP = ToolSpec(
     name="Grep",
     description=DESCRIPTION,
     handler=grep,
     input_model=GrepInput,
-    flags=ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
-                    risk="low"),
+    flags=READ_ONLY_FLAGS,
     permission=PermissionSpec(kind="read", rule_key="path"),
     budget=budgets.GREP,
     timeout=TimeoutPolicy(default_ms=30000),
     validate_input=check_input,
     resolve_input=resolve_file_path_input("path"),
-    target_of=target,
+    target_of=pattern_target,
 )

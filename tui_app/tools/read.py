@@ -25,11 +25,11 @@ from tui_app.runtime.contract import (
     TimeoutPolicy,
     ToolContext,
     ToolFailure,
-    ToolFlags,
     ToolSpec,
 )
 from tui_app.tools.common import (
     BINARY_SNIFF_BYTES,
+    READ_ONLY_FLAGS,
     has_binary_extension,
     is_binary,
     missing_path_message,
@@ -264,8 +264,7 @@ READ = ToolSpec(
     description=DESCRIPTION,
     handler=read_file,
     input_model=ReadInput,
-    flags=ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
-                    risk="low"),
+    flags=READ_ONLY_FLAGS,
     permission=PermissionSpec(kind="read", rule_key="file_path"),
     budget=budgets.READ,
     timeout=TimeoutPolicy(default_ms=30000),

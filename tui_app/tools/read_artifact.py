@@ -26,11 +26,11 @@ from tui_app.runtime.contract import (
     TimeoutPolicy,
     ToolContext,
     ToolFailure,
-    ToolFlags,
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
 from tui_app.runtime.results import format_bytes
+from tui_app.tools.common import READ_ONLY_FLAGS
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 2000
@@ -286,8 +286,7 @@ READ_ARTIFACT = ToolSpec(
     description=DESCRIPTION,
     handler=read_artifact,
     input_model=ReadArtifactInput,
-    flags=ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
-                    risk="low"),
+    flags=READ_ONLY_FLAGS,
     permission=PermissionSpec(kind="read", rule_key="artifact"),
     budget=BUDGET,
     timeout=TimeoutPolicy(default_ms=60_000),
