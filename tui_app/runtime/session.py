@@ -20,7 +20,7 @@ from typing import Any
 from tui_app.runtime.approval import ApprovalBroker
 from tui_app.runtime.conversation import ConversationBuilder
 from tui_app.runtime.eventlog import EventLogWriter, read_events
-from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, Warning
+from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
 from tui_app.runtime.hooks import HookRunner, NoHooks
 from tui_app.runtime.messages import ToolDefinition
@@ -78,6 +78,8 @@ class Session:
         self.log: EventLogWriter | None = None
         self.conversation = ConversationBuilder()
         self.tool_menu: list[ToolDefinition] = []
+        #: announced right after SessionStarted (which settings files were read, and their problems)
+        self.startup_events: list[Any] = []
         self._subscribers: list[Subscriber] = []
         self._seq = 0
         self._step = 0
@@ -160,8 +162,12 @@ class Session:
         self.emit(SessionStarted(cwd=self.cwd, provider=self.model.provider, model=self.model.model,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
                                  resumed_from=self.id if resumed else None, title=title))
+        for event in self.startup_events:
+            self.emit(event)
         self.refresh_tool_menu()
-        await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
+        context = await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
+        for text in context:  # SessionStart hooks' output is context for the model
+            self.emit(UserMessage(text=text, source="hook"))
 
     def refresh_tool_menu(self) -> bool:
         """Freeze the menu the model is shown; a new ToolMenu event only when it changed."""
