@@ -306,6 +306,20 @@ def _after_wrapper(words: tuple[Word, ...]) -> int | None:
     return None
 
 
+XARGS_VALUE_OPTIONS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"})
+
+
+def after_xargs_options(command: SimpleCommand) -> SimpleCommand | None:
+    """`xargs -0 rm` runs `rm`: the command xargs starts, for deny and ask rules (allow rules
+    only ever see bare `xargs` stripped, as Claude Code does)."""
+    if command.name != "xargs":
+        return None
+    start = _skip_options(command.words, 1, XARGS_VALUE_OPTIONS)
+    if start is None or start >= len(command.words):
+        return None
+    return SimpleCommand(command.words[start:], command.assignments, (*command.wrappers, "xargs"))
+
+
 def strip_wrappers(words: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[str, ...]]:
     wrappers: list[str] = []
     while words:

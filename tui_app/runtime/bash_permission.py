@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from tui_app.runtime.bash_parse import ParsedCommand, SimpleCommand, parse_command
+from tui_app.runtime.bash_parse import ParsedCommand, SimpleCommand, after_xargs_options, parse_command
 from tui_app.runtime.bash_readonly import command_is_read_only, is_read_only
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.rule_checks import Assessment, RuleView
@@ -60,10 +60,15 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str) -> Assessment:
 
 
 def _variants(cmd: SimpleCommand) -> list[str]:
+    """The spellings deny and ask rules are tried on: as written, without assignments, with the
+    program's base name, and what `xargs -0 …` runs."""
     texts = [cmd.full_text, cmd.text]
     name = cmd.name
     if name and "/" in name and cmd.words:
         texts.append(" ".join([os.path.basename(name), *(w.source for w in cmd.args)]))
+    inner = after_xargs_options(cmd)
+    if inner is not None:
+        texts.extend(_variants(inner))
     return texts
 
 
