@@ -132,7 +132,9 @@ async def settle_answer(state: CallState, request: ApprovalRequest, answer: Appr
     ))
     if answer.decision == "deny":
         raise denial(spec, answer)
-    state.approved_sha256 = input_sha256(state.input)
+    # what was shown and answered, not what the input is now: if anything changed it meanwhile,
+    # `start` refuses to run it
+    state.approved_sha256 = input_sha256(state.input) if recheck is not None else request.input_sha256
     if recheck is not None and recheck.behavior == "ask":
         # the hook rewrote the input into something a rule asks about: the user decides that one
         await approve(state, recheck, with_hooks=False)
