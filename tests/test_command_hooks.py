@@ -84,7 +84,8 @@ async def test_notification_runs_in_the_background_and_session_end_waits_for_it(
     await hooks.session_end(SESSION, "exit")
     [seen] = records(log)
     assert {k: seen["stdin"][k] for k in ("message", "title", "notification_type")} == {
-        "message": "Vigil needs your permission", "title": "Permission needed", "notification_type": "permission_prompt"}
+        "message": "Vigil needs your permission", "title": "Permission needed",
+        "notification_type": "permission_prompt"}
 
 
 # ---- exit codes ----------------------------------------------------------------------------------
@@ -226,7 +227,8 @@ async def test_output_that_is_not_json_is_an_error_not_a_decision(tmp_path):
     (["allow", "deny", "ask"], "deny"), (["allow", "ask"], "ask"), (["allow", "allow"], "allow"),
 ])
 async def test_several_hooks_deny_beats_ask_beats_allow(tmp_path, words, expected):
-    handlers = [handler(respond({"hookSpecificOutput": {"permissionDecision": w, "permissionDecisionReason": f"{w}-{i}"}}))
+    handlers = [handler(respond({"hookSpecificOutput": {"permissionDecision": w,
+                                                        "permissionDecisionReason": f"{w}-{i}"}}))
                 for i, w in enumerate(words)]
     hooks, _ = make_hooks(one("PreToolUse", *handlers), tmp_path)
     pre = await hooks.pre_tool_use(call())
