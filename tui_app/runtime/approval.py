@@ -154,7 +154,9 @@ class ApprovalBroker:
                 entry.resolved = True
                 self._pending.pop(request.request_id, None)
             if hook_task is not None and not hook_task.done():
+                # the loser is cancelled, and waited for: its processes are gone when this returns
                 hook_task.cancel()
+                await asyncio.gather(hook_task, return_exceptions=True)
 
     async def _race_hook(self, request: ApprovalRequest, hook: HookRacer) -> None:
         try:

@@ -21,7 +21,7 @@ ErrorPhase = Literal[
     "output", "post_hook",
 ]
 SideEffects = Literal["none", "unknown", "applied"]
-Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn"]
+Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout"]
 
 
 class _Event(BaseModel):
