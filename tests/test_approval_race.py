@@ -183,7 +183,7 @@ async def test_approve_a_run_b_is_refused(tmp_path):
 
     tool = ToolSpec(name="Bash", description="b", handler=record, input_model=BashInput,
                     permission=PermissionSpec(kind="bash", rule_key="command"), prepare_approval=preview)
-    env, rec, broker = setup(tmp_path, specs=(tool,))
+    env, _rec, broker = setup(tmp_path, specs=(tool,))
 
     def decide(request):
         request.input["command"] = "rm -rf /"  # a client scribbling on its copy changes nothing
@@ -242,7 +242,7 @@ async def test_deny_with_feedback_reaches_the_model(tmp_path):
 
 
 async def test_a_hook_deny_with_interrupt_stops_the_turn(tmp_path):
-    env, rec, _ = setup(tmp_path, one("PermissionRequest", hook_answer("deny", message="frozen", interrupt=True)))
+    env, _rec, _ = setup(tmp_path, one("PermissionRequest", hook_answer("deny", message="frozen", interrupt=True)))
     calls = [ToolCall("t1", "Bash", {"command": "make"}), ToolCall("t2", "Bash", {"command": "make test"})]
     outcomes = await run_batch(calls, env, TurnControl())
     assert (outcomes[0].code, outcomes[0].model_content, outcomes[0].stop_turn) == ("hook_denied", "frozen", True)
@@ -251,7 +251,7 @@ async def test_a_hook_deny_with_interrupt_stops_the_turn(tmp_path):
 
 @pytest.mark.parametrize("interactive, expected", [(False, "no_permission_client"), (True, "user_denied")])
 async def test_an_always_ask_tool_is_asked_even_when_a_hook_allows(tmp_path, interactive, expected):
-    env, rec, broker = setup(tmp_path, one("PermissionRequest", hook_answer("allow")), interactive=interactive,
+    env, _rec, broker = setup(tmp_path, one("PermissionRequest", hook_answer("allow")), interactive=interactive,
                              specs=(DEPLOY,))
     client = Client(broker, lambda r: ApprovalAnswer("deny", input_sha256=r.input_sha256))
     if interactive:
@@ -282,13 +282,11 @@ async def test_a_permission_hook_rewrite_is_checked_against_the_rules(tmp_path):
 async def test_a_permission_hook_rewrite_that_hits_an_ask_rule_goes_to_the_user(tmp_path):
     env, rec, broker = setup(tmp_path, one("PermissionRequest", hook_answer("allow", updatedInput={
         "command": "git push origin"})), rules={"ask": ["Bash(git push *)"]})
-    client = Client(broker, allow, wait_for=None)
     out = await asyncio.gather(run_call(ToolCall("t1", "Bash", {"command": "make"}), env),
                                asyncio.to_thread(_answer_second_request, broker))
     assert out[0].type == "ToolCallResult" and RAN == [("Bash", {"command": "git push origin"})]
     assert [(d.decision, d.decided_by) for d in resolved(rec)] == [("allow", "hook"), ("allow", "user")]
     assert [r.input["command"] for r in rec.of("PermissionRequested")] == ["make", "git push origin"]
-    del client
 
 
 def _answer_second_request(broker: ApprovalBroker) -> bool:
@@ -303,7 +301,7 @@ def _answer_second_request(broker: ApprovalBroker) -> bool:
 
 async def test_the_notification_hook_fires_when_a_prompt_opens(tmp_path):
     log = tmp_path / "log.jsonl"
-    env, rec, broker = setup(tmp_path, one("Notification", handler(script("record.py", log)),
+    env, _rec, broker = setup(tmp_path, one("Notification", handler(script("record.py", log)),
                                            matcher="permission_prompt"))
     client = Client(broker, allow, delay=0.3)
     client.start()
