@@ -70,6 +70,7 @@ async def run_hook_process(
         _signal_group(pgid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.shield(proc.wait())
+            await asyncio.shield(_group_gone(pgid))
         raise
     return ProcessResult("exited", proc.returncode, _text(out), _text(err), elapsed(), pgid)
 
@@ -121,6 +122,18 @@ async def _kill_group(proc: asyncio.subprocess.Process, pgid: int, grace_s: floa
     # always: children that ignored TERM, or outlived the leader, are still in the group
     _signal_group(pgid, signal.SIGKILL)
     await proc.wait()
+    await _group_gone(pgid)
+
+
+async def _group_gone(pgid: int, limit_s: float = 2.0) -> None:
+    """A killed process needs a moment to die; return once no member of the group is left."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        await asyncio.sleep(0.005)
 
 
 def _text(data: bytearray) -> str:
