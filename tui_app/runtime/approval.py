@@ -103,8 +103,9 @@ class ApprovalBroker:
 
     def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
         """Deliver a user's answer. False if the request is gone, already decided (a hook was
-        first), or the answer was given for another input than the one being decided."""
-        if answer.input_sha256 == "":
+        first), or the answer was given for another input than the one being decided. A broker
+        without an interactive client (headless) takes no answers: only hooks decide there."""
+        if answer.input_sha256 == "" or not self.interactive:
             return False
         return self._claim(request_id, replace(answer, decided_by="user"), check_hash=True)
 
