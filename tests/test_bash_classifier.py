@@ -22,7 +22,9 @@ from tui_app.runtime.scheduler import plan_groups
     ("if true; then rm x; fi", ["true", "rm x"]),
     ("for f in *; do gzip $f; done", ["gzip $f"]),
     ("f() { rm x; }; f", ["rm x", "f"]),
-    ("x=$(curl y)", ["curl y"]),
+    ("x=$(curl y)", ["x=$(curl y)", "curl y"]),
+    ("PATH=/tmp/evil; ls", ["PATH=/tmp/evil", "ls"]),
+    ("export PATH=/x && unset HOME", ["export PATH=/x", "unset HOME"]),
     ("timeout -s KILL 10 nice -n 5 npm test", ["npm test"]),
     ("FOO=1 make", ["FOO=1 make"]),
     ("bash -c 'ls; curl x'", ["bash -c 'ls; curl x'", "ls", "curl x"]),
@@ -78,7 +80,8 @@ def test_read_only_commands_get_read_only_flags(line):
 @pytest.mark.parametrize("line", [
     "npm test", "echo x > f", "ls > listing", "git commit -m x", "git branch new-feature", "git branch -d old",
     "git diff --output=patch", "git log --ext-diff", "find . -delete", "find . -exec cat {} +", "sort -o s a",
-    "sort -no s a", "rg --pre=zcat x", "FOO=1 ls", "echo $(touch x)", "ls; make", "ls (", "tee out",
+    "sort -no s a", "rg --pre=zcat x", "FOO=1 ls",
+    "PATH=/tmp/evil; ls", "export PATH=/x; git status", "echo $(touch x)", "ls; make", "ls (", "tee out",
 ])
 def test_anything_that_may_write_or_run_is_not_read_only(line):
     flags = bash_flags(line)

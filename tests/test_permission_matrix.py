@@ -97,6 +97,8 @@ BASH_CASES = [
     C("assignment-prefix-deny", "Bash", "FOO=1 curl x", "deny", "rule", deny=["Bash(curl *)"]),
     C("assignment-must-be-allowed", "Bash", "NODE_ENV=test npm test", "ask", "mode", allow=["Bash(npm test)"]),
     C("program-path-deny", "Bash", "/usr/bin/curl x", "deny", "rule", deny=["Bash(curl *)"]),
+    C("bare-assignment-is-a-command", "Bash", "PATH=/tmp/evil; ls", "ask", "mode", suggest=("Bash(PATH=/tmp/evil)",)),
+    C("export-is-a-command", "Bash", "export PATH=/tmp/evil && git status", "deny", "mode", mode="dontAsk"),
     # order: deny → ask → allow, specificity does not matter
     C("deny-beats-specific-allow", "Bash", "aws s3 ls", "deny", "rule", deny=["Bash(aws *)"],
       allow=["Bash(aws s3 ls)"]),

@@ -29,6 +29,7 @@ SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_STATEMENT_COMMANDS = frozenset({"declaration_command", "unset_command"})
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
@@ -146,12 +147,22 @@ def _syntax_error(root: Node, source: str) -> str:
 
 
 def _walk(node: Node, commands: list[SimpleCommand], redirects: list[Redirect], depth: int) -> None:
-    if node.type == "command":
+    kind = node.type
+    if kind == "command":
         command = _simple_command(node)
         commands.append(command)
         _nested_strings(command, commands, redirects, depth)
-    elif node.type == "file_redirect":
+    elif kind == "file_redirect":
         redirects.append(_redirect(node))
+    elif kind in _STATEMENT_COMMANDS:
+        # `export PATH=/x`, `unset X`: they change what later commands run, so they are commands too
+        commands.append(SimpleCommand(tuple(Word(_text(c), _literal(c) if c.is_named else c.type)
+                                            for c in node.children)))
+    elif kind in ("variable_assignment", "variable_assignments") and node.parent is not None and (
+            node.parent.type not in ("command", "declaration_command", "variable_assignments")):
+        # a bare `PATH=/tmp/evil; ls` is not a prefix of one command: it changes every later one
+        assignments = node.children if kind == "variable_assignments" else [node]
+        commands.append(SimpleCommand((), tuple(_text(a) for a in assignments)))
     for child in node.children:
         _walk(child, commands, redirects, depth)
 
