@@ -33,7 +33,7 @@ DESTRUCTIVE_BASH_FLAGS = BASH_FLAGS.model_copy(update={"destructive": True, "ris
 #: commands that only read whatever their arguments (as long as they are not run with `-exec` etc.)
 PLAIN_READERS = frozenset({
     "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "which", "stat", "du", "df", "diff",
-    "grep", "egrep", "fgrep", "true", "false", "date", "whoami", "id", "uname", "hostname",
+    "grep", "egrep", "fgrep", "true", "false", "whoami", "id", "uname",
     "basename", "dirname", "realpath", "readlink", "cut", "tr", "nl", "cmp", "comm", "md5sum",
     "sha1sum", "sha256sum", "test", "[", "cd", "type",
 })
@@ -97,8 +97,18 @@ def _git(command: SimpleCommand) -> bool:
     return not positional or any(v.split("=")[0] in GIT_BRANCH_LISTING for v in rest)
 
 
+def _date(command: SimpleCommand) -> bool:
+    values = _values(command)  # `date -s` sets the clock (and agents often run as root)
+    return values is not None and not any(v.startswith(("-s", "--set")) for v in values)
+
+
+def _hostname(command: SimpleCommand) -> bool:
+    values = _values(command)  # `hostname NAME` renames the machine
+    return values is not None and all(v.startswith("-") for v in values)
+
+
 CHECKED_READERS: dict[str, Callable[[SimpleCommand], bool]] = {
-    "find": _find, "rg": _rg, "sort": _sort, "git": _git,
+    "find": _find, "rg": _rg, "sort": _sort, "git": _git, "date": _date, "hostname": _hostname,
 }
 
 
