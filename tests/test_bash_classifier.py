@@ -82,7 +82,8 @@ def test_read_only_commands_get_read_only_flags(line):
     "npm test", "echo x > f", "ls > listing", "git commit -m x", "git branch new-feature", "git branch -d old",
     "git diff --output=patch", "git log --ext-diff", "find . -delete", "find . -exec cat {} +", "sort -o s a",
     "sort -no s a", "rg --pre=zcat x", "FOO=1 ls",
-    "PATH=/tmp/evil; ls", "export PATH=/x; git status", "date -s 2020-01-01", "hostname evil", "echo $(touch x)", "ls; make", "ls (", "tee out",
+    "PATH=/tmp/evil; ls", "export PATH=/x; git status", "date -s 2020-01-01", "hostname evil",
+    "echo $(touch x)", "ls; make", "ls (", "tee out",
 ])
 def test_anything_that_may_write_or_run_is_not_read_only(line):
     flags = bash_flags(line)
