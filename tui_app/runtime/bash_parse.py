@@ -229,7 +229,7 @@ def _word(node: Node) -> Word:
 def _literal(node: Node) -> str | None:
     kind = node.type
     if kind in ("word", "number"):
-        return _unescape_unquoted(_text(node))
+        return _unescape(_text(node))
     if kind == "raw_string":
         return _text(node)[1:-1]
     if kind == "string":
@@ -239,7 +239,7 @@ def _literal(node: Node) -> str | None:
                 continue
             if child.type != "string_content":
                 return None
-            parts.append(_unescape_double_quoted(_text(child)))
+            parts.append(_unescape(_text(child), '$`"\\\n'))
         return "".join(parts)
     if kind == "concatenation":
         values = [_literal(c) for c in node.children]
@@ -247,25 +247,12 @@ def _literal(node: Node) -> str | None:
     return None
 
 
-def _unescape_unquoted(text: str) -> str:
+def _unescape(text: str, escapable: str | None = None) -> str:
+    """Backslash removal: any character unquoted, only `$ ` " \\ newline` inside double quotes."""
     out, i = [], 0
     while i < len(text):
         ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _unescape_double_quoted(text: str) -> str:
-    out, i = [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+        if ch == "\\" and i + 1 < len(text) and (escapable is None or text[i + 1] in escapable):
             if text[i + 1] != "\n":
                 out.append(text[i + 1])
             i += 2

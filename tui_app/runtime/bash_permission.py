@@ -40,12 +40,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str) -> Assessment:
     a = Assessment(read_only=is_read_only(parsed))
     if not parsed.ok:
         whole = [command.strip()]
-        rule = view.bash_hit("deny", names, whole)
-        if rule is not None:
-            a.deny_with(f"the command is denied by the rule {rule.text} ({rule.source})", rule)
-        rule = view.bash_hit("ask", names, whole)
-        if rule is not None:
-            a.ask_with(f"the command must be confirmed (rule {rule.text}, {rule.source})", rule)
+        a.hits("the command", view.bash_hit("deny", names, whole), view.bash_hit("ask", names, whole))
         a.guards.append(f"Vigil cannot check this command against the rules: {parsed.error}")
         return a
     # after a `cd`, relative paths name other files than the ones checked here
@@ -74,12 +69,7 @@ def _variants(cmd: SimpleCommand) -> list[str]:
 
 def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand) -> None:
     texts = _variants(cmd)
-    rule = view.bash_hit("deny", names, texts)
-    if rule is not None:
-        a.deny_with(f"`{cmd.full_text}` is denied by the rule {rule.text} ({rule.source})", rule)
-    rule = view.bash_hit("ask", names, texts)
-    if rule is not None:
-        a.ask_with(f"`{cmd.full_text}` must be confirmed (rule {rule.text}, {rule.source})", rule)
+    a.hits(f"`{cmd.full_text}`", view.bash_hit("deny", names, texts), view.bash_hit("ask", names, texts))
 
 
 def _positional(cmd: SimpleCommand) -> list[str | None]:

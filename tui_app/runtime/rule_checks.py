@@ -39,6 +39,13 @@ class Assessment:
         if self.ask is None:
             self.ask = (reason, rule)
 
+    def hits(self, what: str, deny: Rule | None, ask: Rule | None) -> None:
+        """Record the deny and ask rules one subject (`what`) hit."""
+        if deny is not None:
+            self.deny_with(f"{what} is denied by the rule {deny.text} ({deny.source})", deny)
+        if ask is not None:
+            self.ask_with(f"{what} must be confirmed (rule {ask.text}, {ask.source})", ask)
+
 
 @dataclass
 class RuleView:
@@ -97,14 +104,10 @@ class RuleView:
 
     def check_read(self, a: Assessment, raw: str, names: frozenset[str], *, deny_only: bool = False) -> None:
         paths = self.spell(raw)
-        rule = self.path_hit("deny", names | {"Read"}, paths)
-        if rule is not None:
-            a.deny_with(f"reading {paths[-1]} is denied by the rule {rule.text} ({rule.source})", rule)
+        a.hits(f"reading {paths[-1]}", self.path_hit("deny", names | {"Read"}, paths),
+               None if deny_only else self.path_hit("ask", names, paths))
         if deny_only:
             return
-        rule = self.path_hit("ask", names, paths)
-        if rule is not None:
-            a.ask_with(f"reading {paths[-1]} must be confirmed (rule {rule.text}, {rule.source})", rule)
         allowed = self.path_allowed(names, paths)
         if allowed is not None:
             a.allow_rules.append(allowed)
@@ -113,12 +116,8 @@ class RuleView:
 
     def check_edit_guards(self, a: Assessment, paths: tuple[str, ...], names: frozenset[str]) -> None:
         """Deny and ask rules and the protected-path guard of a path about to be written."""
-        rule = self.path_hit("deny", names | {"Edit"}, paths) or self.path_hit("deny", frozenset({"Read"}), paths)
-        if rule is not None:
-            a.deny_with(f"writing {paths[-1]} is denied by the rule {rule.text} ({rule.source})", rule)
-        rule = self.path_hit("ask", names | {"Edit"}, paths)
-        if rule is not None:
-            a.ask_with(f"writing {paths[-1]} must be confirmed (rule {rule.text}, {rule.source})", rule)
+        deny = self.path_hit("deny", names | {"Edit"}, paths) or self.path_hit("deny", frozenset({"Read"}), paths)
+        a.hits(f"writing {paths[-1]}", deny, self.path_hit("ask", names | {"Edit"}, paths))
         if self.mode != "bypassPermissions" and any(is_protected(p) for p in paths):
             a.guards.append(f"{paths[-1]} is a protected path: writes to it are always confirmed")
 

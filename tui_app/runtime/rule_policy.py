@@ -209,12 +209,7 @@ class RulePolicy:
         if host is None:
             a.unallowed.append("")
             return
-        rule = view.domain_hit("deny", names, host)
-        if rule is not None:
-            a.deny_with(f"fetching from {host} is denied by the rule {rule.text} ({rule.source})", rule)
-        rule = view.domain_hit("ask", names, host)
-        if rule is not None:
-            a.ask_with(f"fetching from {host} must be confirmed (rule {rule.text}, {rule.source})", rule)
+        a.hits(f"fetching from {host}", view.domain_hit("deny", names, host), view.domain_hit("ask", names, host))
         rule = view.domain_hit("allow", names, host)
         if rule is not None:
             a.allow_rules.append(rule)
@@ -232,12 +227,7 @@ class RulePolicy:
                          and names_tool(r.tool, spec.name, spec.aliases)
                          and fnmatchcase(target, r.specifier)), None)
 
-        rule = hit("deny")
-        if rule is not None:
-            a.deny_with(f"{spec.name} {target} is denied by the rule {rule.text} ({rule.source})", rule)
-        rule = hit("ask")
-        if rule is not None:
-            a.ask_with(f"{spec.name} {target} must be confirmed (rule {rule.text}, {rule.source})", rule)
+        a.hits(f"{spec.name} {target}", hit("deny"), hit("ask"))
         rule = hit("allow")
         if rule is not None:
             a.allow_rules.append(rule)
