@@ -248,7 +248,8 @@ def _literal(node: Node) -> str | None:
 
 
 def _unescape(text: str, escapable: str | None = None) -> str:
-    """Backslash removal: any character unquoted, only `$ ` " \\ newline` inside double quotes."""
+    """Backslash removal: before any character unquoted; inside double quotes only before
+    dollar, backtick, double quote, backslash and newline."""
     out, i = [], 0
     while i < len(text):
         ch = text[i]
