@@ -7,15 +7,20 @@ and the TUI both come through here, so a session behaves the same whoever drives
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_app.config import LoadedSettings, SettingsError, load_settings, settings_events
 from tui_app.runtime.approval import ApprovalBroker
+from tui_app.runtime.command_hooks import CommandHooks
+from tui_app.runtime.events import Warning
 from tui_app.runtime.hooks import HookRunner, NoHooks
 from tui_app.runtime.model import ModelClient
-from tui_app.runtime.permissions import ModePolicy, PermissionMode, PermissionPolicy
+from tui_app.runtime.permissions import PermissionMode, PermissionPolicy
 from tui_app.runtime.registry import ToolRegistry
+from tui_app.runtime.rule_policy import RulePolicy
 from tui_app.runtime.session import Session
 from tui_app.runtime.system_prompt import build_system_prompt
 
@@ -79,16 +84,54 @@ def build_model(options: SessionOptions, settings: dict[str, Any] | None = None)
         raise SetupError(str(exc)) from None
 
 
-def build_policy(options: SessionOptions) -> PermissionPolicy:
-    return ModePolicy(
-        mode=options.permission_mode or "default",
-        allow=set(options.allowed_tools),
-        deny=set(options.disallowed_tools),
+class EventRelay:
+    """The policy and the hooks are built before the session whose `emit` they report to."""
+
+    def __init__(self) -> None:
+        self.target: Callable[[Any], Any] | None = None
+
+    def __call__(self, event: Any) -> Any:
+        return self.target(event) if self.target is not None else event
+
+
+def load_options_settings(options: SessionOptions) -> LoadedSettings:
+    try:
+        return load_settings(
+            cwd=check_cwd(options.cwd), settings_file=options.settings_file,
+            no_claude_settings=options.no_claude_settings, allowed_tools=options.allowed_tools,
+            disallowed_tools=options.disallowed_tools, permission_mode=options.permission_mode,
+        )
+    except SettingsError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def build_policy(options: SessionOptions, settings: LoadedSettings | None = None,
+                 emit: Callable[[Any], Any] | None = None) -> PermissionPolicy:
+    settings = settings or load_options_settings(options)
+
+    def warn(code: str, message: str) -> None:
+        if emit is not None:
+            emit(Warning(code=code, message=message))
+
+    return RulePolicy(
+        cwd=settings.project_dir, mode=settings.default_mode, project_dir=settings.project_dir,
+        rules=settings.rules, additional_dirs=settings.additional_dirs, guards=settings.guards,
+        destinations=settings.destinations, on_warning=warn,
     )
 
 
-def build_hooks(options: SessionOptions) -> HookRunner:
-    return NoHooks()
+def build_hooks(options: SessionOptions, settings: LoadedSettings | None = None,
+                emit: Callable[[Any], Any] | None = None, registry: ToolRegistry | None = None) -> HookRunner:
+    settings = settings or load_options_settings(options)
+    if settings.hooks.empty:
+        return NoHooks()
+
+    def aliases_of(name: str) -> tuple[str, ...]:
+        spec = registry.resolve(name) if registry is not None else None
+        return spec.aliases if spec is not None else ()
+
+    return CommandHooks(settings.hooks, project_dir=settings.project_dir, cwd=settings.project_dir,
+                        emit=emit or (lambda event: event), aliases_of=aliases_of)
 
 
 def build_registry(policy: PermissionPolicy) -> ToolRegistry:
@@ -165,17 +208,22 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
 
 def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
     cwd = check_cwd(options.cwd)
+    loaded = load_options_settings(options)
+    values = {**loaded.values, **(settings or {})}
     if options.resume:
-        options = resume_target(options, settings)
-    model = build_model(options, settings)
-    policy = build_policy(options)
+        options = resume_target(options, values)
+    model = build_model(options, values)
+    relay = EventRelay()
+    policy = build_policy(options, loaded, relay)
     registry = build_registry(policy)
     session = Session(
-        cwd=cwd, model=model, registry=registry, policy=policy, hooks=build_hooks(options),
-        broker=ApprovalBroker(interactive=options.interactive), session_id=options.resume,
-        persist=options.persist, max_steps=options.max_turns,
+        cwd=cwd, model=model, registry=registry, policy=policy, hooks=build_hooks(options, loaded, relay, registry),
+        broker=ApprovalBroker(interactive=options.interactive, timeout_s=loaded.approval_timeout_s),
+        session_id=options.resume, persist=options.persist, max_steps=options.max_turns,
         system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),
     )
+    relay.target = session.emit
+    session.startup_events.extend(settings_events(loaded))
     session.services.update(build_services(options, session.id))
     if options.resume:
         session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again

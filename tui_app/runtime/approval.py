@@ -16,7 +16,7 @@ import json
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tui_app.runtime.contract import ApprovalPreview
@@ -93,15 +93,22 @@ class ApprovalBroker:
     # ---- client side (any thread) -----------------------------------------------------------
 
     def pending(self) -> list[ApprovalRequest]:
+        """Open requests, oldest first."""
         with self._lock:
             return [p.request for p in self._pending.values() if not p.resolved]
 
+    def get(self, request_id: str) -> ApprovalRequest | None:
+        with self._lock:
+            entry = self._pending.get(request_id)
+            return entry.request if entry is not None and not entry.resolved else None
+
     def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
-        """Deliver a user's answer. False if the request is gone, already decided, or the answer
-        was given for another input than the one being decided."""
-        if answer.input_sha256 == "":
+        """Deliver a user's answer. False if the request is gone, already decided (a hook was
+        first), or the answer was given for another input than the one being decided. A broker
+        without an interactive client (headless) takes no answers: only hooks decide there."""
+        if answer.input_sha256 == "" or not self.interactive:
             return False
-        return self._claim(request_id, answer, check_hash=True)
+        return self._claim(request_id, replace(answer, decided_by="user"), check_hash=True)
 
     # ---- runtime side -----------------------------------------------------------------------
 
@@ -112,8 +119,11 @@ class ApprovalBroker:
                 return False
             if check_hash and answer.input_sha256 != entry.request.input_sha256:
                 return False
+            try:
+                entry.loop.call_soon_threadsafe(_settle, entry.future, answer)
+            except RuntimeError:  # the runtime's loop is gone: nothing is waiting any more
+                return False
             entry.resolved = True
-        entry.loop.call_soon_threadsafe(_settle, entry.future, answer)
         return True
 
     async def decide(
@@ -146,10 +156,15 @@ class ApprovalBroker:
                 entry.resolved = True
                 self._pending.pop(request.request_id, None)
             if hook_task is not None and not hook_task.done():
+                # the loser is cancelled, and waited for: its processes are gone when this returns
                 hook_task.cancel()
+                await asyncio.gather(hook_task, return_exceptions=True)
 
     async def _race_hook(self, request: ApprovalRequest, hook: HookRacer) -> None:
-        answer = await hook()
+        try:
+            answer = await hook()
+        except Exception:  # a broken hook runner decides nothing (the runner reports its own failures)
+            answer = None
         if answer is not None:
             self._claim(request.request_id, answer, check_hash=False)
         elif not self.interactive:

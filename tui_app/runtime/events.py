@@ -21,7 +21,7 @@ ErrorPhase = Literal[
     "output", "post_hook",
 ]
 SideEffects = Literal["none", "unknown", "applied"]
-Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn"]
+Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout"]
 
 
 class _Event(BaseModel):
@@ -207,10 +207,12 @@ class PermissionResolved(_Event):
 
 
 class HookRun(_Event):
+    """One hook command: `started`, then how it ended (a hook that fails decides nothing, visibly)."""
+
     type: Literal["HookRun"] = "HookRun"
     event: str
     command: str
-    status: Literal["ok", "blocked", "error", "timeout", "spawn_failed"]
+    status: Literal["started", "ok", "blocked", "error", "timeout", "spawn_failed", "cancelled"]
     exit_code: int | None = None
     duration_ms: int = 0
     decision: str | None = None

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker, ApprovalRequest, input_sha256
+from tui_app.runtime.approval import ApprovalBroker, input_sha256
+from tui_app.runtime.approval_stage import approve
 from tui_app.runtime.budgets import DEFAULT as DEFAULT_BUDGET
 from tui_app.runtime.contract import (
     ProgressSink,
@@ -30,7 +31,6 @@ from tui_app.runtime.display_bounds import MAX_ERROR_MESSAGE_BYTES
 from tui_app.runtime.events import (
     ArtifactPersisted,
     CallMetrics,
-    PermissionRequested,
     PermissionResolved,
     ToolCallError,
     ToolCallProgress,
@@ -38,7 +38,7 @@ from tui_app.runtime.events import (
     ToolCallStarted,
     Warning,
 )
-from tui_app.runtime.hooks import HookCall, HookRunner, PermissionHookAnswer
+from tui_app.runtime.hooks import HookCall, HookRunner, PostToolUseOutcome
 from tui_app.runtime.outcome import CallEnded, Outcome, project_exception, tool_use_error
 from tui_app.runtime.permissions import (
     PermissionDecision,
@@ -58,7 +58,7 @@ from tui_app.runtime.results import (
     utf8_len,
     valid_unicode,
 )
-from tui_app.runtime.sanitize import StreamNeutralizer, neutralize, neutralize_display, reveal_controls
+from tui_app.runtime.sanitize import StreamNeutralizer, neutralize, neutralize_display
 from tui_app.runtime.timeouts import (
     RUNTIME_DEFAULT_TIMEOUT_MS,
     Deadline,
@@ -113,6 +113,8 @@ class CallState:
     stop_reason: str | None = None
     t0: float = field(default_factory=time.perf_counter)
     wait_ms: int = 0
+    #: sha256 of the input an approval was given for; `start` refuses to run anything else
+    approved_sha256: str | None = None
     exec_started: float | None = None
     exec_ms: int = 0
     started: bool = False
@@ -224,11 +226,13 @@ async def pre_tool_use(state: CallState) -> None:
     result = await state.env.hooks.pre_tool_use(hook_call(state))
     state.context.extend(result.context)
     state.stop_reason = result.stop_reason
-    if result.decision == "deny":
-        reason = result.reason or "Blocked by PreToolUse hook"
+    if result.decision == "deny" or result.stop_reason is not None:
+        # `continue: false` stops the agent now: the call it was about does not run either
+        reason = (result.reason or "Blocked by PreToolUse hook") if result.decision == "deny" else (
+            f"Stopped by a PreToolUse hook: {result.stop_reason}")
         state.env.emit(PermissionResolved(
             turn_id=state.env.turn_id, call_id=state.call.id, decision="deny", decided_by="hook", reason=reason))
-        raise CallEnded("hook", "hook_denied", reason)
+        raise CallEnded("hook", "hook_denied", reason, stop_turn=result.stop_reason is not None)
     if result.updated_input is not None:
         assert state.spec is not None
         state.input = _validated(state.spec, result.updated_input, "hook")
@@ -254,113 +258,12 @@ def decide_permission(state: CallState) -> PermissionDecision:
     return decision
 
 
-def summary_of(spec: ToolSpec, data: dict[str, Any]) -> str:
-    target = spec.target(data)
-    return f"{spec.name} {target}".strip()
-
-
-async def approve(state: CallState, decision: PermissionDecision) -> None:
-    spec, env = state.spec, state.env
-    assert spec is not None and state.ctx is not None and state.flags is not None
-    preview = None
-    if spec.prepare_approval is not None:
-        try:
-            preview = await spec.prepare_approval(state.input, state.ctx)
-        except Exception as exc:  # no preview is still an ask, never a silent allow
-            env.emit(Warning(turn_id=env.turn_id, call_id=state.call.id, code="preview_failed",
-                             message=f"Could not prepare the approval preview: {project_exception(exc)}"))
-    broker: ApprovalBroker = env.broker
-    digest = input_sha256(state.input)
-    request = ApprovalRequest(
-        request_id=broker.new_request_id(), call_id=state.call.id, tool=spec.name, input=state.input,
-        input_sha256=digest, summary=preview.summary if preview else summary_of(spec, state.input),
-        reason=decision.reason, asked_by=decision.decided_by, preview=preview,
-        suggested_rules=decision.suggested_rules,
-    )
-
-    def announce() -> None:
-        # what the user approves is shown exactly: control characters become visible symbols
-        env.emit(PermissionRequested(
-            turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id, tool=spec.name,
-            input=state.input, input_sha256=digest, summary=reveal_controls(request.summary),
-            reason=decision.reason,
-            decided_by=decision.decided_by, risk=preview.risk if preview else state.flags.risk,  # type: ignore[union-attr]
-            side_effect_scope=state.flags.side_effect_scope,  # type: ignore[union-attr]
-            preview_kind=preview.kind if preview else "json",
-            preview=reveal_controls(preview.body) if preview else json.dumps(state.input, indent=2, ensure_ascii=False),
-            preview_display=neutralize_display(preview.display, reveal=True) if preview else None,
-            suggested_rules=list(decision.suggested_rules), interactive=broker.interactive,
-        ))
-
-    hook = None
-    if env.hooks.has_permission_request_hooks(spec.name):
-        async def hook() -> ApprovalAnswer | None:
-            suggestions = [{"type": "addRules", "rules": [_rule_obj(r) for r in decision.suggested_rules],
-                            "behavior": "allow", "destination": "localSettings"}]
-            answer = await env.hooks.permission_request(hook_call(state), suggestions)
-            return _hook_answer(answer) if answer is not None else None
-
-    waited = time.perf_counter()
-    answer = await broker.decide(request, announce, hook)
-    state.wait_ms = int((time.perf_counter() - waited) * 1000)
-    await settle_answer(state, request, answer)
-
-
-def _rule_obj(rule: str) -> dict[str, Any]:
-    name, _, rest = rule.partition("(")
-    return {"toolName": name, "ruleContent": rest[:-1]} if rest else {"toolName": name}
-
-
-def _hook_answer(answer: PermissionHookAnswer) -> ApprovalAnswer:
-    return ApprovalAnswer(
-        decision=answer.behavior, decided_by="hook", reason=answer.message, feedback=None,
-        updated_input=answer.updated_input, updated_permissions=tuple(answer.updated_permissions),
-        interrupt=answer.interrupt,
-    )
-
-
-async def settle_answer(state: CallState, request: ApprovalRequest, answer: ApprovalAnswer) -> None:
-    env, spec = state.env, state.spec
-    assert spec is not None
-    saved: list[str] = []
-    if answer.decision == "allow" and answer.always:
-        saved = env.policy.add_rules("allow", list(answer.rules or request.suggested_rules), answer.destination)
-    for update in answer.updated_permissions:
-        if update.get("type") == "addRules":
-            rules = [f"{r['toolName']}({r['ruleContent']})" if r.get("ruleContent") else r["toolName"]
-                     for r in update.get("rules", [])]
-            saved += env.policy.add_rules(update.get("behavior", "allow"), rules, update.get("destination", "session"))
-    env.emit(PermissionResolved(
-        turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id, decision=answer.decision,
-        decided_by=answer.decided_by, reason=answer.reason, saved_rules=saved, feedback=answer.feedback,
-        wait_ms=state.wait_ms,
-    ))
-    if answer.decision == "deny":
-        raise denial(spec, answer)
-    if answer.updated_input is not None:
-        state.input = _validated(spec, answer.updated_input, "hook")
-        await tool_checks(state)
-        state.flags = spec.flags_of(state.input)
-
-
-def denial(spec: ToolSpec, answer: ApprovalAnswer) -> CallEnded:
-    if answer.decided_by == "no_client":
-        return CallEnded("permission", "no_permission_client", answer.reason)
-    if answer.decided_by == "hook":
-        reason = answer.reason or "Denied by PermissionRequest hook"
-        return CallEnded("permission", "hook_denied", reason, stop_turn=answer.interrupt)
-    if answer.decided_by == "timeout":
-        return CallEnded("permission", "permission_denied", answer.reason)
-    base = f"The user denied this {spec.name} call; it was not run."
-    if answer.feedback:
-        return CallEnded("permission", "user_denied", f"{base} The user said: {answer.feedback}")
-    return CallEnded("permission", "user_denied", f"{base} Wait for the user to say how to proceed.",
-                     stop_turn=answer.interrupt)
-
-
 def start(state: CallState) -> None:
     spec, env = state.spec, state.env
     assert spec is not None and state.flags is not None
+    if state.approved_sha256 is not None and input_sha256(state.input) != state.approved_sha256:
+        raise CallEnded("permission", "permission_denied",
+                        "The input changed after it was approved; it was not run (approve A, run B is refused).")
     timeout = resolve_timeout(spec, state.input, env.runtime_default_timeout_ms)
     state.started = True
     state.exec_started = time.perf_counter()
@@ -454,7 +357,7 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         error_text = serialized.text
         failure = await env.hooks.post_tool_use_failure(
             hook_call(state), error_text, False, state.exec_ms)
-        state.context.extend(failure.context)
+        _failure_feedback(state, failure)
         return emit_error(state, CallEnded("execute", raw.error_code, serialized.summary or "failed",
                                            side_effects="applied", display=raw.display),
                           serialized.content, serialized)
@@ -493,6 +396,14 @@ def serialize(state: CallState, raw: RawResult) -> Serialized:
                         side_effects="applied") from None
 
 
+def _failure_feedback(state: CallState, failure: PostToolUseOutcome) -> None:
+    state.context.extend(failure.context)
+    if failure.block_reason:
+        state.context.append(f"PostToolUseFailure hook feedback: {failure.block_reason}")
+    if failure.stop_reason is not None:
+        state.stop_reason = failure.stop_reason
+
+
 def announce_serialization(state: CallState, serialized: Serialized) -> None:
     env = state.env
     for ref in serialized.artifacts:
@@ -514,7 +425,7 @@ async def end_with_error(state: CallState, ended: CallEnded) -> Outcome:
         try:
             failure = await state.env.hooks.post_tool_use_failure(
                 hook_call(state), ended.message, ended.phase == "cancel", state.exec_ms)
-            state.context.extend(failure.context)
+            _failure_feedback(state, failure)
         except Exception as exc:  # a broken hook never hides the call's own failure
             state.env.emit(Warning(turn_id=state.env.turn_id, call_id=state.call.id, code="hook_failed",
                                    message=project_exception(exc)))

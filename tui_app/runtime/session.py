@@ -20,7 +20,7 @@ from typing import Any
 from tui_app.runtime.approval import ApprovalBroker
 from tui_app.runtime.conversation import ConversationBuilder
 from tui_app.runtime.eventlog import EventLogWriter, read_events
-from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, Warning
+from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
 from tui_app.runtime.hooks import HookRunner, NoHooks
 from tui_app.runtime.messages import ToolDefinition
@@ -78,6 +78,8 @@ class Session:
         self.log: EventLogWriter | None = None
         self.conversation = ConversationBuilder()
         self.tool_menu: list[ToolDefinition] = []
+        #: announced right after SessionStarted (which settings files were read, and their problems)
+        self.startup_events: list[Any] = []
         self._subscribers: list[Subscriber] = []
         self._seq = 0
         self._step = 0
@@ -168,9 +170,13 @@ class Session:
                                  resumed_from=self.id if resumed else None, title=title))
         for message in self._resume_warnings or ():
             self.emit(Warning(code="log_line_skipped", message=message))
+        for event in self.startup_events:
+            self.emit(event)
         await self._start_services()
         self.refresh_tool_menu()
-        await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
+        context = await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
+        for text in context:  # SessionStart hooks' output is context for the model
+            self.emit(UserMessage(text=text, source="hook"))
 
     async def _start_services(self) -> None:
         """Services that connect to something (MCP servers) start before the first menu is

@@ -1,0 +1,105 @@
+"""Shell splitting (tree-sitter-bash) and the read-only classifier the Bash tool's flags come from."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui_app.runtime.bash_parse import parse_command
+from tui_app.runtime.bash_readonly import (
+    BASH_FLAGS,
+    DESTRUCTIVE_BASH_FLAGS,
+    READ_ONLY_BASH_FLAGS,
+    bash_flags,
+)
+from tui_app.runtime.scheduler import plan_groups
+
+
+@pytest.mark.parametrize("line, parts", [
+    ("git status && npm test", ["git status", "npm test"]),
+    ("a; b\nc || d | e |& f & g", ["a", "b", "c", "d", "e", "f", "g"]),
+    ("echo $(rm -rf /) `ls`", ["echo $(rm -rf /) `ls`", "rm -rf /", "ls"]),
+    ("(cd x && make) > log", ["cd x", "make"]),
+    ("if true; then rm x; fi", ["true", "rm x"]),
+    ("for f in *; do gzip $f; done", ["gzip $f"]),
+    ("f() { rm x; }; f", ["rm x", "f"]),
+    ("x=$(curl y)", ["x=$(curl y)", "curl y"]),
+    ("PATH=/tmp/evil; ls", ["PATH=/tmp/evil", "ls"]),
+    ("export PATH=/x && unset HOME", ["export PATH=/x", "unset HOME"]),
+    ("timeout -s KILL 10 nice -n 5 npm test", ["npm test"]),
+    ("FOO=1 make", ["FOO=1 make"]),
+    ("bash -c 'ls; curl x'", ["bash -c 'ls; curl x'", "ls", "curl x"]),
+    ("sh -ec \"rm -rf build\"", ["sh -ec \"rm -rf build\"", "rm -rf build"]),
+    ("eval 'curl x'", ["eval 'curl x'", "curl x"]),
+    ("cat <<EOF > f\n$(rm x)\nEOF", ["cat", "rm x"]),
+    ("find . -print0 | xargs rm", ["find . -print0", "rm"]),
+    ("echo   a    b", ["echo a b"]),
+    ("command -v git", ["command -v git"]),
+])
+def test_commands_are_split_where_a_shell_would_run_them(line, parts):
+    parsed = parse_command(line)
+    assert parsed.ok, parsed.error
+    assert [c.full_text for c in parsed.commands] == parts
+
+
+def test_redirect_targets_and_descriptor_copies():
+    parsed = parse_command("make > out.log 2>&1; echo x >> ~/.zshrc hi; cat < in.txt; ls 2>/dev/null")
+    writes = [(r.op, r.target.value) for r in parsed.redirects if r.writes]
+    assert writes == [(">", "out.log"), (">>", "~/.zshrc")]
+    assert [r.target.value for r in parsed.redirects if r.reads] == ["in.txt"]
+    assert [c.full_text for c in parsed.commands][1] == "echo x hi"  # words after the target are arguments
+
+
+def test_quotes_and_escapes_become_literal_values():
+    cmd = parse_command("rm \"a b\" 'c'd e\\ f $HOME").commands[0]
+    assert [w.value for w in cmd.words] == ["rm", "a b", "cd", "e f", None]
+
+
+@pytest.mark.parametrize("line, why", [
+    ("echo 'unterminated", "not valid shell"),
+    ("ls (", "not valid shell"),
+    ("x" * 10_001, "longer than 10000"),
+    ("bash -c \"$SCRIPT\"", "run time"),
+    ("eval $CMD", "run time"),
+])
+def test_lines_that_cannot_be_read_say_why(line, why):
+    parsed = parse_command(line)
+    assert not parsed.ok and why in (parsed.error or "")
+    assert parsed.commands == ()
+
+
+@pytest.mark.parametrize("line", [
+    "git status", "git --no-pager log --oneline -5", "git diff HEAD~1", "git show HEAD:README.md", "git branch",
+    "git branch --list 'feat*'", "ls -la | wc -l", "cat a b | grep -n x | head -3", "grep -rn foo src 2>/dev/null",
+    "rg -n TODO", "find . -name '*.py' -type f", "echo $(pwd)", "du -sh . && df -h", "LC_ALL=C sort notes",
+    "diff a b", "stat a", "which python", "head -c 100 f", "tail -n 20 log", "cd src && ls", "date +%s",
+    "hostname -f",
+])
+def test_read_only_commands_get_read_only_flags(line):
+    assert bash_flags(line) == READ_ONLY_BASH_FLAGS
+
+
+@pytest.mark.parametrize("line", [
+    "npm test", "echo x > f", "ls > listing", "git commit -m x", "git branch new-feature", "git branch -d old",
+    "git diff --output=patch", "git log --ext-diff", "find . -delete", "find . -exec cat {} +", "sort -o s a",
+    "sort -no s a", "rg --pre=zcat x", "FOO=1 ls",
+    "PATH=/tmp/evil; ls", "export PATH=/x; git status", "date -s 2020-01-01", "hostname evil",
+    "echo $(touch x)", "ls; make", "ls (", "tee out",
+])
+def test_anything_that_may_write_or_run_is_not_read_only(line):
+    flags = bash_flags(line)
+    assert not flags.read_only and flags.needs_approval and not flags.concurrency_safe
+
+
+@pytest.mark.parametrize("line", ["rm -rf build", "rm -f x", "git reset --hard", "git push --force", "git clean -fd",
+                                  "dd if=/dev/zero of=x"])
+def test_destructive_commands_are_high_risk(line):
+    assert bash_flags(line) == DESTRUCTIVE_BASH_FLAGS
+
+
+def test_rm_without_force_is_the_usual_bash_risk():
+    assert bash_flags("rm notes") == BASH_FLAGS
+
+
+def test_git_status_groups_with_reads_and_rm_does_not():
+    flags = [bash_flags(c) for c in ("git status", "ls", "rm -rf build", "git diff")]
+    assert plan_groups([f.runs_in_parallel for f in flags], 10) == [[0, 1], [2], [3]]

@@ -1,0 +1,118 @@
+"""Whole sessions: headless stream-json with denials, and the session-level hooks (prompt, stop,
+session start) through the real turn loop with a scripted model."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from tests.hook_helpers import handler, make_hooks, one, script
+from tests.perm_fakes import BASH, MCP_READ, RAN, READ
+from tui_app.config import load_settings, settings_events
+from tui_app.headless import run_headless
+from tui_app.providers.scripted import Script, ScriptedModel
+from tui_app.runtime.approval import ApprovalBroker
+from tui_app.runtime.registry import ToolRegistry
+from tui_app.runtime.rule_policy import RulePolicy
+from tui_app.runtime.rules import make_rule
+from tui_app.runtime.session import Session
+
+
+def session_for(tmp_path, steps, rules=None, hooks_config=None, specs=(BASH, READ, MCP_READ)) -> Session:
+    registry = ToolRegistry()
+    for spec in specs:
+        registry.register(spec)
+    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule(t, b) for b, ts in (rules or {}).items() for t in ts])
+    session = Session(cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+                      registry=registry, policy=policy, broker=ApprovalBroker(interactive=False),
+                      log_path=tmp_path / "events.jsonl")
+    if hooks_config is not None:
+        session.hooks, _ = make_hooks(hooks_config, tmp_path, recorder=session.emit)  # type: ignore[arg-type]
+    return session
+
+
+async def test_stream_json_lists_denials_explains_them_and_the_run_goes_on(tmp_path):
+    RAN.clear()
+    allow_make = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
+    steps = [
+        {"text": "Cleaning and building.", "tool_calls": [
+            {"id": "t1", "name": "Bash", "input": {"command": "rm -rf build"}},
+            {"id": "t2", "name": "Bash", "input": {"command": "make"}},
+            {"id": "t3", "name": MCP_READ.name, "input": {"path": "a"}},
+            {"id": "t4", "name": "Read", "input": {"file_path": str(tmp_path / "README")}}]},
+        {"text": "Two calls were refused; I will explain.", "expect": ["Bash(rm *)", "No permission client"]},
+    ]
+    session = session_for(tmp_path, steps, rules={"deny": ["Bash(rm *)"]},
+                          hooks_config=one("PermissionRequest", handler(script("respond.py", json.dumps(allow_make))),
+                                           matcher="Bash"))
+    out = io.StringIO()
+    code = await run_headless(session, "build it", "stream-json", out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert code == 0
+    assert [ln["type"] for ln in lines] == ["system", "assistant", *["user"] * 4, "assistant", "result"]
+    assert lines[0]["permissionMode"] == "default"
+    results = {ln["message"]["content"][0]["tool_use_id"]: ln["message"]["content"][0] for ln in lines[2:6]}
+    assert results["t1"]["is_error"] and "denied by the rule Bash(rm *)" in results["t1"]["content"]
+    assert not results["t2"]["is_error"]  # the PermissionRequest hook decided
+    assert results["t3"]["is_error"] and results["t3"]["content"] == "No permission client configured"
+    assert not results["t4"]["is_error"]
+    result = lines[-1]
+    assert (result["subtype"], result["num_turns"]) == ("success", 2)
+    assert result["result"] == "Two calls were refused; I will explain."
+    assert result["permission_denials"] == [
+        {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "rm -rf build"}},
+        {"tool_name": MCP_READ.name, "tool_use_id": "t3", "tool_input": {"path": "a"}}]
+    assert sorted(name for name, _ in RAN) == ["Bash", "Read"]  # the read may start while the model streams
+
+
+async def test_a_rejected_prompt_never_reaches_the_model(tmp_path):
+    reject = handler(script("exit_with.sh", 2, "no secrets in prompts"))
+    session = session_for(tmp_path, [{"text": "never"}], hooks_config=one("UserPromptSubmit", reject))
+    await session.start()
+    turn = await session.run_turn("here is my API key")
+    await session.close()
+    assert turn.reason == "rejected" and turn.error.startswith("no secrets in prompts")
+    assert session.model.position == 0  # type: ignore[attr-defined]
+
+
+async def test_prompt_and_session_start_context_reach_the_model(tmp_path):
+    context = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Branch: main"}}
+    config = {**one("SessionStart", handler(script("respond.py", "Project uses pytest"))),
+              **one("UserPromptSubmit", handler(script("respond.py", json.dumps(context))))}
+    session = session_for(tmp_path, [{"text": "ok"}], hooks_config=config)
+    await session.start()
+    await session.run_turn("run the tests")
+    await session.close()
+    sent = session.model.requests[0].messages  # type: ignore[attr-defined]
+    texts = [b.text for m in sent if m.role == "user" for b in m.content]
+    assert texts == ["Project uses pytest", "run the tests", "Branch: main"]
+
+
+async def test_a_stop_hook_keeps_the_agent_going_at_most_8_times(tmp_path):
+    steps = [{"text": f"answer {i}"} for i in range(12)]
+    go_on = handler(script("exit_with.sh", 2, "tests not run"))
+    session = session_for(tmp_path, steps, hooks_config=one("Stop", go_on))
+    await session.start()
+    turn = await session.run_turn("fix it")
+    await session.close()
+    assert turn.steps == 9 and turn.text == "answer 8"
+    assert session.model.requests[1].messages[-1].content[0].text.startswith("tests not run")  # type: ignore[attr-defined]
+
+
+async def test_settings_are_announced_after_the_session_starts(tmp_path):
+    (tmp_path / ".vigil").mkdir()
+    (tmp_path / ".vigil" / "settings.json").write_text('{"permissions": {"deny": ["Bash(curl *)"]}}')
+    (tmp_path / ".vigil" / "settings.local.json").write_text('{"permissions": {"allow": [')
+    loaded = load_settings(cwd=str(tmp_path), home=tmp_path / "nohome", config_dir=tmp_path / "noconfig")
+    session = session_for(tmp_path, [{"text": "ok"}])
+    session.startup_events.extend(settings_events(loaded))
+    seen = []
+    session.subscribe(seen.append)
+    await session.start()
+    await session.close()
+    types = [e.type for e in seen]
+    assert types[:3] == ["SessionStarted", "SettingsLoaded", "Warning"]
+    assert seen[1].files == [str(tmp_path / ".vigil" / "settings.json")]
+    assert seen[1].errors[0]["file"] == str(tmp_path / ".vigil" / "settings.local.json")
+    logged = [json.loads(line)["type"] for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert "SettingsLoaded" in logged

@@ -1,0 +1,358 @@
+"""A shell command line split into the simple commands it would run, with tree-sitter-bash.
+
+Permission rules are about simple commands, not command lines: `git status && rm -rf build` runs
+two commands, `echo $(curl x)` runs curl too, and `timeout 5 npm test > log` runs `npm test` and
+writes `log`. This module turns a command line into:
+
+* every simple command, wherever it sits (lists, pipelines, subshells, `$( )`, backticks,
+  process substitutions, heredoc bodies, function bodies, `bash -c '…'` and `eval` strings),
+  with the wrappers `timeout time nice nohup stdbuf command builtin` and bare `xargs` stripped;
+* every redirection with its target;
+* or, when the text is not valid shell (or is over 10,000 characters), the reason it could not
+  be read — such a command is never matched against an allow rule.
+
+A real grammar is used because every regex split has a hole (quotes, escapes, nested `$( )`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+MAX_COMMAND_CHARS = 10_000
+MAX_NESTING = 4
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
+HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_STATEMENT_COMMANDS = frozenset({"declaration_command", "unset_command"})
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+_local = threading.local()
+
+
+def _parser() -> Parser:
+    # a Parser is not safe to share between threads; the runtime and a UI thread may both parse
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = Parser(_LANGUAGE)
+    return parser
+
+
+@dataclass(frozen=True)
+class Word:
+    #: the word as written (quotes included)
+    source: str
+    #: its value after quote removal, or None when it expands at run time ($VAR, $( ), globs stay)
+    value: str | None
+
+
+@dataclass(frozen=True)
+class Redirect:
+    op: str
+    target: Word
+    fd: str | None = None
+
+    @property
+    def writes(self) -> bool:
+        """Output to a file (not a descriptor copy like `2>&1`, not /dev/null)."""
+        if self.op == ">&":
+            return not (self.target.value or "").isdigit() and self.target.value != "-"
+        return self.op in OUTPUT_OPS and self.target.value not in HARMLESS_TARGETS
+
+    @property
+    def reads(self) -> bool:
+        return self.op in ("<", "<>")
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    words: tuple[Word, ...]
+    assignments: tuple[str, ...] = ()
+    wrappers: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The command as rules see it: wrappers stripped, words joined by one space."""
+        return " ".join(w.source for w in self.words)
+
+    @property
+    def full_text(self) -> str:
+        return " ".join((*self.assignments, self.text)).strip()
+
+    @property
+    def name(self) -> str | None:
+        return self.words[0].value if self.words else None
+
+    @property
+    def args(self) -> tuple[Word, ...]:
+        return self.words[1:]
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    source: str
+    commands: tuple[SimpleCommand, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    #: why the command could not be read (then `commands` is empty)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class _Unreadable(Exception):
+    pass
+
+
+@lru_cache(maxsize=2048)
+def parse_command(source: str) -> ParsedCommand:
+    if len(source) > MAX_COMMAND_CHARS:
+        return ParsedCommand(source, error=f"the command is longer than {MAX_COMMAND_CHARS} characters")
+    try:
+        commands, redirects = _split(source, 0)
+    except _Unreadable as exc:
+        return ParsedCommand(source, error=str(exc))
+    return ParsedCommand(source, tuple(commands), tuple(redirects))
+
+
+def _split(source: str, depth: int) -> tuple[list[SimpleCommand], list[Redirect]]:
+    if depth > MAX_NESTING:
+        raise _Unreadable("shell strings are nested too deeply to check")
+    tree = _parser().parse(source.encode("utf-8"))
+    root = tree.root_node
+    if root.has_error:
+        raise _Unreadable(_syntax_error(root, source))
+    commands: list[SimpleCommand] = []
+    redirects: list[Redirect] = []
+    _walk(root, commands, redirects, depth)
+    return commands, redirects
+
+
+def _syntax_error(root: Node, source: str) -> str:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            line, col = node.start_point
+            near = source.encode("utf-8")[node.start_byte:node.start_byte + 20].decode("utf-8", "replace")
+            return f"the command is not valid shell (line {line + 1}, column {col + 1}, near {near!r})"
+        stack.extend(reversed(node.children))
+    return "the command is not valid shell"
+
+
+def _walk(node: Node, commands: list[SimpleCommand], redirects: list[Redirect], depth: int) -> None:
+    kind = node.type
+    if kind == "command":
+        command = _simple_command(node)
+        commands.append(command)
+        _nested_strings(command, commands, redirects, depth)
+    elif kind == "file_redirect":
+        redirects.append(_redirect(node))
+    elif kind in _STATEMENT_COMMANDS:
+        # `export PATH=/x`, `unset X`: they change what later commands run, so they are commands too
+        commands.append(SimpleCommand(tuple(Word(_text(c), _literal(c) if c.is_named else c.type)
+                                            for c in node.children)))
+    elif kind in ("variable_assignment", "variable_assignments") and node.parent is not None and (
+            node.parent.type not in ("command", "declaration_command", "variable_assignments")):
+        # a bare `PATH=/tmp/evil; ls` is not a prefix of one command: it changes every later one
+        assignments = node.children if kind == "variable_assignments" else [node]
+        commands.append(SimpleCommand((), tuple(_text(a) for a in assignments)))
+    for child in node.children:
+        _walk(child, commands, redirects, depth)
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def _simple_command(node: Node) -> SimpleCommand:
+    assignments: list[str] = []
+    words: list[Word] = []
+    for child in node.children:
+        if child.type == "variable_assignment":
+            assignments.append(_text(child))
+        elif child.type in _REDIRECT_NODES:
+            continue
+        elif child.type == "command_name":
+            words.append(_word(child.children[0] if child.children else child))
+        elif child.is_named:
+            words.append(_word(child))
+    # `echo >> log hi`: words after a redirect's target belong to the command
+    parent = node.parent
+    if parent is not None and parent.type == "redirected_statement":
+        for redirect in _redirect_nodes(parent):
+            words.extend(_word(extra) for extra in _destinations(redirect)[1:])
+    stripped, wrappers = strip_wrappers(tuple(words))
+    return SimpleCommand(stripped, tuple(assignments), wrappers)
+
+
+def _redirect_nodes(statement: Node) -> list[Node]:
+    found = []
+    for child in statement.children:
+        if child.type == "file_redirect":
+            found.append(child)
+        elif child.type == "heredoc_redirect":
+            found.extend(c for c in child.children if c.type == "file_redirect")
+    return found
+
+
+def _destinations(redirect: Node) -> list[Node]:
+    return [c for i, c in enumerate(redirect.children) if redirect.field_name_for_child(i) == "destination"]
+
+
+def _redirect(node: Node) -> Redirect:
+    fd = None
+    op = ""
+    for i, child in enumerate(node.children):
+        field = node.field_name_for_child(i)
+        if field == "descriptor":
+            fd = _text(child)
+        elif field != "destination" and not child.is_named:
+            op = child.type
+    targets = _destinations(node)
+    target = _word(targets[0]) if targets else Word("", None)
+    return Redirect(op, target, fd)
+
+
+# ---- words ---------------------------------------------------------------------------------------
+
+def _word(node: Node) -> Word:
+    return Word(_text(node), _literal(node))
+
+
+def _literal(node: Node) -> str | None:
+    kind = node.type
+    if kind in ("word", "number"):
+        return _unescape(_text(node))
+    if kind == "raw_string":
+        return _text(node)[1:-1]
+    if kind == "string":
+        parts = []
+        for child in node.children:
+            if child.type == '"':
+                continue
+            if child.type != "string_content":
+                return None
+            parts.append(_unescape(_text(child), '$`"\\\n'))
+        return "".join(parts)
+    if kind == "concatenation":
+        values = [_literal(c) for c in node.children]
+        return None if any(v is None for v in values) else "".join(values)  # type: ignore[arg-type]
+    return None
+
+
+def _unescape(text: str, escapable: str | None = None) -> str:
+    """Backslash removal: before any character unquoted; inside double quotes only before
+    dollar, backtick, double quote, backslash and newline."""
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and (escapable is None or text[i + 1] in escapable):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+# ---- wrappers and nested shells -----------------------------------------------------------------
+
+def _value(words: tuple[Word, ...], i: int) -> str | None:
+    return words[i].value if i < len(words) else None
+
+
+def _skip_options(words: tuple[Word, ...], i: int, with_value: frozenset[str]) -> int | None:
+    """Skip a wrapper's options; None when one of them cannot be read (then nothing is stripped)."""
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return None
+        if value == "--":
+            return i + 1
+        if not value.startswith("-") or value == "-":
+            return i
+        i += 2 if value in with_value else 1
+    return i
+
+
+def _after_wrapper(words: tuple[Word, ...]) -> int | None:
+    """Where the wrapped command starts, or None when words[0] is not a strippable wrapper."""
+    name = _value(words, 0)
+    if name in ("time", "nohup", "builtin"):
+        return _skip_options(words, 1, frozenset())
+    if name == "command":
+        following = _value(words, 1) or ""
+        if following.startswith("-") and following.strip("-p") != "":
+            return None  # `command -v x` asks a question; it does not wrap
+        return _skip_options(words, 1, frozenset())
+    if name == "nice":
+        return _skip_options(words, 1, frozenset({"-n", "--adjustment"}))
+    if name == "stdbuf":
+        return _skip_options(words, 1, frozenset({"-i", "-o", "-e"}))
+    if name == "timeout":
+        start = _skip_options(words, 1, frozenset({"-s", "-k", "--signal", "--kill-after"}))
+        return None if start is None or start >= len(words) else start + 1  # the duration
+    if name == "xargs" and len(words) > 1 and not (_value(words, 1) or "-").startswith("-"):
+        return 1
+    return None
+
+
+XARGS_VALUE_OPTIONS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"})
+
+
+def after_xargs_options(command: SimpleCommand) -> SimpleCommand | None:
+    """`xargs -0 rm` runs `rm`: the command xargs starts, for deny and ask rules (allow rules
+    only ever see bare `xargs` stripped, as Claude Code does)."""
+    if command.name != "xargs":
+        return None
+    start = _skip_options(command.words, 1, XARGS_VALUE_OPTIONS)
+    if start is None or start >= len(command.words):
+        return None
+    return SimpleCommand(command.words[start:], command.assignments, (*command.wrappers, "xargs"))
+
+
+def strip_wrappers(words: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[str, ...]]:
+    wrappers: list[str] = []
+    while words:
+        start = _after_wrapper(words)
+        if start is None or start >= len(words):
+            break
+        wrappers.append(words[0].value or "")
+        words = words[start:]
+    return words, tuple(wrappers)
+
+
+def _nested_strings(command: SimpleCommand, commands: list[SimpleCommand], redirects: list[Redirect],
+                    depth: int) -> None:
+    """`bash -c 'curl x'` and `eval 'curl x'` run commands the outer line only quotes."""
+    name = command.name
+    script: str | None = None
+    if name in SHELLS:
+        args = command.args
+        for i, word in enumerate(args):
+            flag = word.value or ""
+            if flag.startswith("-") and not flag.startswith("--") and "c" in flag:
+                if i + 1 >= len(args):
+                    raise _Unreadable(f"`{name} -c` has no command string")
+                script = args[i + 1].value
+                if script is None:
+                    raise _Unreadable(f"`{name} -c` runs a command string that is only known at run time")
+                break
+    elif name == "eval":
+        values = [w.value for w in command.args]
+        if any(v is None for v in values):
+            raise _Unreadable("`eval` runs a command string that is only known at run time")
+        script = " ".join(values)  # type: ignore[arg-type]
+    if script is None:
+        return
+    inner_commands, inner_redirects = _split(script, depth + 1)
+    commands.extend(inner_commands)
+    redirects.extend(inner_redirects)

@@ -1,0 +1,67 @@
+"""Adding permission rules to a settings file ("always allow"), without losing anything in it.
+
+The file is read, the rules are appended to `permissions.<behavior>` (each once), and the result
+is written to a temporary file and renamed over the old one. A file that is not valid JSON is
+never overwritten: the caller is told why, and the rule stays in effect for this session only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+_lock = threading.Lock()
+
+
+class SettingsWriteError(Exception):
+    pass
+
+
+def append_rules(path: Path, behavior: str, rules: list[str]) -> list[str]:
+    """Append `rules` to the file's `permissions.<behavior>` list; returns the ones that are there now."""
+    with _lock:
+        data: dict = {}
+        if path.exists():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SettingsWriteError(f"cannot read {path}: {exc.strerror or exc}") from None
+            if text.strip():
+                try:
+                    data = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise SettingsWriteError(
+                        f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); it was left as it is") from None
+            if not isinstance(data, dict):
+                raise SettingsWriteError(f"{path} does not hold a JSON object; it was left as it is")
+        permissions = data.setdefault("permissions", {})
+        if not isinstance(permissions, dict):
+            raise SettingsWriteError(f"`permissions` in {path} is not an object; it was left as it is")
+        existing = permissions.setdefault(behavior, [])
+        if not isinstance(existing, list):
+            raise SettingsWriteError(f"`permissions.{behavior}` in {path} is not a list; it was left as it is")
+        for rule in rules:
+            if rule not in existing:
+                existing.append(rule)
+        _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return [r for r in rules if r in existing]
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise SettingsWriteError(f"cannot write {path}: {exc.strerror or exc}") from None
