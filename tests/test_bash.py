@@ -223,7 +223,7 @@ async def test_progress_events_are_coalesced_to_about_30_a_second(bash_env):
     elapsed = time.monotonic() - began
     assert outcome.type == "ToolCallResult"
     events = rec.of("ToolCallProgress")
-    assert len(events) <= 30 * elapsed + 3, (len(events), elapsed)
+    assert len(events) <= 30 * elapsed + 6, (len(events), elapsed)  # first and final flushes may add 2 each
     # nothing was lost or reordered on the way: per stream, the live text is the whole output
     assert progress_text(rec, "stdout") == "".join(f"o{i}\n" for i in range(1, 301))
     assert progress_text(rec, "stderr") == "".join(f"e{i}\n" for i in range(1, 301))
