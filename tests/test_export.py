@@ -1,0 +1,21 @@
+"""Export transcript: the demo session as Markdown a person can read."""
+
+from __future__ import annotations
+
+from tests.test_demo import run_demo
+from tui_app.export import fence, transcript_markdown
+
+
+def test_a_fence_is_longer_than_any_run_of_backticks_inside():
+    text = "````\ncode\n````"
+    assert fence(text).startswith("`````\n") and fence(text).endswith("\n`````")
+
+
+async def test_the_demo_session_exports_to_markdown(tmp_path, monkeypatch):
+    _, _, events, _ = await run_demo(tmp_path, monkeypatch, lambda e: "allow")
+    text = transcript_markdown(events)
+    assert text.startswith("# Vigil session ")
+    assert "## You\n\nThe tests of this project fail." in text
+    assert "### Bash — execution_failed (execute)" in text  # the failing run
+    assert "### Edit — done" in text and "Full output: `" in text
+    assert "\x1b" not in text
