@@ -112,6 +112,7 @@ class ChatView(VerticalScroll):
         self.rows = ToolRows()
         self._call_lines: dict[str, CallLine] = {}
         self._streams: dict[tuple[Any, ...], tuple[AssistantMarkdown, MarkdownStream, list[str]]] = {}
+        self._last_error = ""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -127,10 +128,12 @@ class ChatView(VerticalScroll):
         elif isinstance(event, UserMessage) and event.source != "user":
             await self.add_notice(f"{'hook' if event.source == 'hook' else 'stop hook'} added: {event.text}", "info")
         elif isinstance(event, TurnEnded) and event.reason in ("error", "rejected", "max_turns"):
-            await self.add_notice(event.message or f"turn ended: {event.reason}", "error")
+            if not (event.message and event.message == self._last_error):  # the step already said it
+                await self.add_notice(event.message or f"turn ended: {event.reason}", "error")
         elif isinstance(event, TurnEnded) and event.reason == "interrupted":
             await self.add_notice("interrupted", "warning")
         elif isinstance(event, ModelStepEnded) and event.error:
+            self._last_error = event.error
             await self.add_notice(event.error, "error")
         elif isinstance(event, ModelRetry):
             await self.add_notice(f"model retry {event.attempt}/{event.max_attempts}: {event.reason} "

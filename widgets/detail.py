@@ -68,10 +68,12 @@ class DetailPane(Vertical):
         ("4", "tab('result')", "Result"), ("5", "tab('events')", "Events"),
     ]
 
-    def __init__(self, records: CallRecords | None = None, *, cwd: str | None = None, name: str | None = None,
-                 id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, records: CallRecords | None = None, *, cwd: str | None = None, artifact_hint: str = "",
+                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.cwd = cwd
+        #: how to open an artifact from here, said under the result that has one
+        self.artifact_hint = artifact_hint
         self.records = records if records is not None else CallRecords()
         self.call_id: str | None = None
 
@@ -190,5 +192,5 @@ class DetailPane(Vertical):
         self.query_one("#detail-input", TextView).set_text(record.input_json(), language="json")
 
     def _show_result(self, record: CallRecord) -> None:
-        text = record.result_text() if record.outcome else "(no result yet)"
+        text = record.result_text(self.artifact_hint) if record.outcome else "(no result yet)"
         self.query_one("#detail-result", TextView).set_text(text)

@@ -125,7 +125,8 @@ class ToolRows:
         if isinstance(event, ToolCallProgress) and call_id not in self.by_id:
             return None
         row = self._row(call_id, getattr(event, "tool", "") or getattr(event, "name", ""))
-        if row.settled and not isinstance(event, ToolCallResult | ToolCallError):
+        # a read started early may finish before its batch is scheduled; its group still counts
+        if row.settled and not isinstance(event, ToolCallResult | ToolCallError | ToolCallScheduled):
             return None
         if not handler(row, event):
             return None
