@@ -167,7 +167,7 @@ def wants_demo(args: argparse.Namespace) -> bool:
         return False  # building the session says what is wrong
 
 
-def build_tui(args: argparse.Namespace, demo: bool) -> Any:
+def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> Any:
     """The TUI app on the demo's fresh sample project, on a resumed session (its log shown first),
     or in the cwd; an exit code when the session cannot be built."""
     from tui_app.assemble import SetupError, build_session
@@ -190,7 +190,7 @@ def build_tui(args: argparse.Namespace, demo: bool) -> Any:
 
     prefill = read_events(session.log_path).events if args.resume and session.log_path else []
     history = [e.prompt for e in prefill if e.type == "TurnStarted"]
-    return VigilApp(session, prefill=prefill, history=history, auto_prompt=DEMO_PROMPT if demo else None,
+    return (app_class or VigilApp)(session, prefill=prefill, history=history, auto_prompt=DEMO_PROMPT if demo else None,
                     banner=banner, tag="demo" if demo else "resumed" if args.resume else "", handle_signals=True)
 
 

@@ -20,7 +20,7 @@ from widgets.line_render import load_css
 #: keys that insert a newline instead of sending (terminals differ in what they report)
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter", "ctrl+enter"})
 HISTORY_LIMIT = 500
-PLACEHOLDER = "Ask the agent…  (enter sends · ctrl+j new line · ↑↓ history)"
+PLACEHOLDER = "Ask the agent…   enter sends · ctrl+j new line · ↑ history"
 
 
 class PromptInput(TextArea):

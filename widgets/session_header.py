@@ -96,10 +96,7 @@ class HeaderState:
             parts += [(f"[{self.tag}] ", "bold $text-warning")]
         parts += [(one_line(self.session_id or "starting…", 40), "$foreground 80%"), sep,
                   (one_line(self.model or "?", 40), "bold"), sep,
-                  ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep,
-                  (one_line(cwd_label if cwd_label is not None else tilde(self.cwd), 60), "$foreground 80%"), sep,
-                  (f"tokens {fmt_tokens(self.input_tokens)} in / {fmt_tokens(self.output_tokens)} out",
-                   "$foreground 70%"), sep]
+                  ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep]
         if self.ended:
             parts.append(("ended", "$foreground 60%"))
         elif self.waiting:
@@ -108,6 +105,10 @@ class HeaderState:
             parts.append(("▶ working", "bold $text-primary"))
         else:
             parts.append(("idle", "$foreground 60%"))
+        # the cwd last: on a narrow terminal it is what gets cut
+        parts += [sep, (f"tokens {fmt_tokens(self.input_tokens)} in / {fmt_tokens(self.output_tokens)} out",
+                        "$foreground 70%"), sep,
+                  (one_line(cwd_label if cwd_label is not None else tilde(self.cwd), 200), "$foreground 80%")]
         return Content.assemble(*parts)
 
 

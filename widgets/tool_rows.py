@@ -190,6 +190,9 @@ def _finished(row: ToolRow, event: ToolCallResult | ToolCallError) -> bool:
     else:
         row.state = state_of_error(event)
         row.error_code = event.code
+        exit_code = getattr(event.display, "exit_code", None)
+        if event.code == "execution_failed" and isinstance(exit_code, int):
+            row.error_code = f"exit {exit_code}"  # what a shell user looks for
     metrics = event.metrics
     if metrics.exec_ms or metrics.total_ms:
         row.duration_ms = metrics.exec_ms or metrics.total_ms

@@ -37,6 +37,7 @@ class AppUnderTest(VigilApp):
     def __init__(self, session: Session | None, **options: Any) -> None:
         options.setdefault("key_guard_s", 0.0)
         options.setdefault("freeze_gc", False)
+        options["handle_signals"] = False  # the test's loop is not the process's
         super().__init__(session, **options)
         self.bells = 0
         self.seen: list[Any] = []

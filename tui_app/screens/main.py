@@ -98,6 +98,8 @@ class MainScreen(Screen[None]):
         #: the detail pane follows the newest running or waiting call until the user picks one
         self.follow = True
         self._auto_selected: str | None = None
+        #: highlight messages still to come back from the table for our own selections
+        self._echoes: list[str] = []
 
     # ---- layout -----------------------------------------------------------------------------
 
@@ -192,9 +194,14 @@ class MainScreen(Screen[None]):
         if asked is None and shown is not None and shown.state == "awaiting approval":
             focus_call = None
         if self.follow and focus_call is not None:
-            self._auto_selected = focus_call
-            table.select(focus_call)
-            detail.show(focus_call)
+            self._auto_select(focus_call)
+
+    def _auto_select(self, call_id: str) -> None:
+        self._auto_selected = call_id
+        if call_id in self.table.visible_call_ids:  # never lift a filter the user chose
+            self._echoes.append(call_id)
+            self.table.select(call_id)
+        self.detail.show(call_id)
 
     # ---- the user picks a call --------------------------------------------------------------
 
@@ -208,10 +215,12 @@ class MainScreen(Screen[None]):
 
     def on_tool_table_call_highlighted(self, message: ToolTable.CallHighlighted) -> None:
         message.stop()
-        if message.call_id == self._auto_selected:
-            return
-        self.follow = False
-        self.detail.show(message.call_id)
+        if message.call_id in self._echoes:
+            self._echoes.remove(message.call_id)  # our own selection coming back
+        else:
+            self.follow = False
+        if self.detail.call_id != message.call_id:
+            self.detail.show(message.call_id)
 
     def action_follow(self) -> None:
         """Follow the newest call again."""
@@ -219,9 +228,7 @@ class MainScreen(Screen[None]):
         rows = self.table.rows.rows
         active = [r for r in rows if r.state in ("awaiting approval", "running")] or rows[-1:]
         if active:
-            self._auto_selected = active[-1].call_id
-            self.table.select(active[-1].call_id)
-            self.detail.show(active[-1].call_id)
+            self._auto_select(active[-1].call_id)
 
     # ---- prompt -----------------------------------------------------------------------------
 
