@@ -62,3 +62,13 @@ def test_a_missing_cwd_exits_2_with_one_line(tmp_path):
 def test_an_empty_prompt_is_refused(tmp_path):
     out = vigil("-p", "  ", home=tmp_path)
     assert (out.returncode, out.stderr.strip()) == (2, "vigil: the prompt is empty")
+
+
+@pytest.mark.parametrize("args", [["--demo", "--output-format", "text"], []])
+def test_the_demo_without_a_terminal_is_a_plain_transcript(tmp_path, args):
+    """`vigil --demo --output-format text`, and bare `vigil` when stdout is not a terminal."""
+    out = vigil(*args, home=tmp_path, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Vigil demo: a scripted model works on a fresh copy of a sample project")
+    assert "Glob" in out.stdout and "[completed]" in out.stdout
+    assert "\x1b[?1049h" not in out.stdout  # no full-screen app was started

@@ -145,7 +145,9 @@ class DetailPane(Vertical):
         self._show_input(record)
         self._show_result(record)
         self.query_one("#detail-events", TextView).set_lines(timeline_lines(record))
-        tab = "diff" if record.diff else "output" if record.has_output else "result" if record.outcome else "input"
+        never_ran = record.outcome is not None and record.started is None
+        tab = ("diff" if record.diff else "result" if never_ran else "output" if record.has_output
+               else "result" if record.outcome else "input")
         self.action_tab(tab)
 
     # ---- the parts --------------------------------------------------------------------------
@@ -179,8 +181,12 @@ class DetailPane(Vertical):
             output.load_display(record.bash)
             return
         output.clear()
-        if record.started is not None:
-            output.apply(record.started)
+        if record.started is None:
+            output.command = record.command or ""
+            output.note = f"not run ({state_label(record)})" if record.outcome is not None else "not started yet"
+            output.refresh_line(0)
+            return
+        output.apply(record.started)
         for stream, text in record.live_output:
             output.write(text, stream)  # type: ignore[arg-type]
         if record.dropped_bytes:

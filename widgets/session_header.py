@@ -90,7 +90,7 @@ class HeaderState:
         return True
 
     def content(self, cwd_label: str | None = None) -> Content:
-        sep = (" · ", "$foreground 40%")
+        sep = (" · ", "$foreground 60%")
         parts: list[Any] = [(" Vigil ", "bold $text-primary")]
         if self.tag:
             parts += [(f"[{self.tag}] ", "bold $text-warning")]

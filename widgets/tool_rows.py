@@ -194,7 +194,9 @@ def _finished(row: ToolRow, event: ToolCallResult | ToolCallError) -> bool:
         if event.code == "execution_failed" and isinstance(exit_code, int):
             row.error_code = f"exit {exit_code}"  # what a shell user looks for
     metrics = event.metrics
-    if metrics.exec_ms or metrics.total_ms:
+    if row.started_ts is None and not metrics.exec_ms:
+        row.duration_ms = None  # it never ran: the time it waited for a decision is not a run time
+    elif metrics.exec_ms or metrics.total_ms:
         row.duration_ms = metrics.exec_ms or metrics.total_ms
     elif row.started_ts is not None and event.ts:
         row.duration_ms = max(0, int((event.ts - row.started_ts) * 1000))

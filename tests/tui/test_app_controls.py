@@ -152,3 +152,19 @@ async def test_ctrl_o_opens_the_selected_calls_artifact_in_the_browser(tmp_path,
         await wait_until(pilot, lambda: "20000" in screen_text(app), "the artifact's last line")
         await pilot.press("q")
         await wait_until(pilot, lambda: app.screen is app.main, "back on the main screen")
+
+
+async def test_a_file_changed_outside_vigil_is_flagged(tmp_path, monkeypatch):
+    session = make_session(tmp_path, monkeypatch, [{"tool_calls": [READ]}, {"text": "Read it."}])
+    app = AppUnderTest(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await type_prompt(pilot, "read calc")
+        await wait_until(pilot, lambda: app.events_of("TurnEnded"), "the turn to end")
+        assert await session.services["file_state"].wait_until_watching()
+        (tmp_path / "project" / "calc.py").write_text("def add(a, b):\n    return 0\n")
+        await wait_until(pilot, lambda: "calc.py changed outside Vigil (modified)" in screen_text(app),
+                         "the chat to say so")
+        app.main.table.select("r1")
+        await wait_until(pilot, lambda: "⚠ file changed outside Vigil (modified): calc.py" in screen_text(app),
+                         "the detail pane's flag")
