@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.procs import kill_marked, marker, wait_for_marker, wait_gone, with_marker
+from tests.procs import kill_marked, marker, wait_for_marker, wait_gone
 from tests.tui.app_harness import AppUnderTest, make_session, started, type_prompt, wait_until
 from tests.tui.helpers import screen_text
 from tui_app.runtime.hooks import NoHooks, PermissionHookAnswer
@@ -160,8 +160,10 @@ async def test_escape_interrupts_a_running_bash_its_process_group_is_gone_and_th
 
 
 async def test_ctrl_q_stops_every_child_process_and_exits(tmp_path, monkeypatch):
-    mark = marker()
+    mark, background = marker(), marker()
     session = make_session(tmp_path, monkeypatch, [
+        {"tool_calls": [{"id": "b0", "name": "Bash",
+                         "input": {"command": f"sleep {background}", "run_in_background": True}}]},
         {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": f"sleep {mark}"}}]}],
         mode="bypassPermissions")
     app = AppUnderTest(session)
@@ -169,10 +171,13 @@ async def test_ctrl_q_stops_every_child_process_and_exits(tmp_path, monkeypatch)
         async with app.run_test(size=(120, 40)) as pilot:
             await started(pilot)
             await type_prompt(pilot, "run it")
+            await wait_for_marker(background)
             await wait_for_marker(mark)
             await pilot.press("ctrl+q")
-            await wait_until(pilot, lambda: app.closed and not with_marker(mark), "the children to be gone")
+            await wait_until(pilot, lambda: app.closed, "the runtime to close")
         assert app.return_code == 0
+        assert wait_gone(mark) == {} and wait_gone(background) == {}  # the command and the background task
         assert not app.runner._thread.is_alive()
     finally:
         kill_marked(mark)
+        kill_marked(background)
