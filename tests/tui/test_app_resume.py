@@ -41,3 +41,20 @@ async def test_resume_shows_the_recorded_session_and_continues_it(tmp_path, monk
         assert "Still subtracting, as I read before." in screen_text(app)
         (session_started,) = app.events_of("SessionStarted")
         assert session_started.resumed_from == first.id
+
+
+async def test_the_main_screen_shows_a_recorded_log_read_only():
+    """What a replay will use: no runtime, the events applied in one batch, no live controls."""
+    from tests.tui.session_data import CWD, T0, chat_events
+    from tui_app.app import VigilApp
+
+    app = VigilApp(None, prefill=chat_events(), cwd=CWD, tag="replay", table_clock=lambda: T0 + 9, freeze_gc=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "[replay] 20250101-120000-abc123" in text and "◆ awaiting approval" in text
+        assert "Why does test_even fail? Fix it." in text
+        assert not app.main.prompt.display and app.main.table.has_focus
+        assert [row.state for row in app.main.table.rows.rows].count("done") == 4
+        await pilot.press("shift+tab", "escape")
+        assert app.main.mode == "default" and "esc Interrupt" not in text
