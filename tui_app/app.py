@@ -162,6 +162,8 @@ class VigilApp(App[int]):
         up to a tick plus a frame for its echo (p99 ~45 ms → ~9 ms in bench/ui_flood.py)."""
         for _ in range(KEY_HOPS):
             await asyncio.sleep(0)
+        if self._shutting_down or not self.screen_stack:
+            return
         screen = self.screen
         update = getattr(screen, "_on_timer_update", None)  # Textual's own "draw now" (pinned version)
         if update is not None and (getattr(screen, "_dirty_widgets", None) or getattr(screen, "_layout_required", False)
