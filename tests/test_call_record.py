@@ -24,7 +24,7 @@ def records_of_session() -> CallRecords:
 def test_result_text_is_what_the_model_got_plus_how_it_was_cut_and_where_the_rest_is():
     record = records_of_session().get("toolu_04")
     text = record.result_text()
-    assert text.startswith("Exit code 1\n…1 failed, 3 passed")
+    assert text.endswith(" sent to the model:\nExit code 1\n…1 failed, 3 passed")
     assert "artifact: original 48,211 bytes, sent 30,000 bytes to the model" in text
     assert "vigil-artifact://s-demo/a1" in text
     assert "path: /home/dev/.local/share/vigil/sessions/s-demo/artifacts/a1.txt" in text

@@ -62,3 +62,28 @@ def test_a_missing_cwd_exits_2_with_one_line(tmp_path):
 def test_an_empty_prompt_is_refused(tmp_path):
     out = vigil("-p", "  ", home=tmp_path)
     assert (out.returncode, out.stderr.strip()) == (2, "vigil: the prompt is empty")
+
+
+@pytest.mark.parametrize("args", [["--demo", "--output-format", "text"], []])
+def test_the_demo_without_a_terminal_is_a_plain_transcript(tmp_path, args):
+    """`vigil --demo --output-format text`, and bare `vigil` when stdout is not a terminal."""
+    out = vigil(*args, home=tmp_path, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Vigil demo: a scripted model works on a fresh copy of a sample project")
+    assert "Glob" in out.stdout and "[completed]" in out.stdout
+    assert "\x1b[?1049h" not in out.stdout  # no full-screen app was started
+
+
+def test_the_demo_is_what_runs_when_nothing_names_a_model(monkeypatch):
+    from tui_app.cli import build_parser, wants_demo
+
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    parse = build_parser().parse_args
+    assert wants_demo(parse([]))
+    assert wants_demo(parse(["--demo", "--script", "s.json"]))
+    assert not wants_demo(parse(["--script", "s.json"]))
+    assert not wants_demo(parse(["--resume", "20250101-120000-abc123"]))
+    assert not wants_demo(parse(["--provider", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"]))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+    assert not wants_demo(parse([]))

@@ -25,6 +25,7 @@ SAMPLES = [
     ev.McpServerStatus(server="files", status="connected", tools=3),
     ev.Warning(code="hook_timeout", message="the hook timed out", detail={"command": "x.sh"}),
     ev.SessionEnded(reason="exit"),
+    ev.PermissionModeChanged(mode="acceptEdits", previous="default"),
     ev.TurnStarted(turn_id="turn-1", prompt="fix it"),
     ev.UserMessage(turn_id="turn-1", text="fix it"),
     ev.ModelStepStarted(step=1, model="m"),

@@ -138,3 +138,18 @@ def test_rows_keep_the_model_order_and_number_calls():
 ])
 def test_target_of_input(data, target):
     assert target_of_input(data) == target
+
+
+def test_a_failed_command_says_its_exit_code_and_an_early_read_keeps_its_group():
+    from tui_app.runtime.display import BashOutputDisplay
+
+    rows = ToolRows()
+    rows.apply(requested("c1", data={"command": "pytest"}))
+    rows.apply(ToolCallError(call_id="c1", tool="Bash", phase="execute", code="execution_failed", message="x",
+                             model_content="Exit code 2", display=BashOutputDisplay(command="pytest", exit_code=2)))
+    assert (rows.get("c1").state, rows.get("c1").error_code) == ("failed", "exit 2")
+    # a read started while the model streamed finishes before its batch is scheduled
+    rows.apply(requested("r1", name="Read", data={"file_path": "a"}))
+    rows.apply(ToolCallResult(call_id="r1", tool="Read", model_content="a"))
+    rows.apply(ToolCallScheduled(call_id="r1", batch=0, group=0, groups=[["r1", "r2"]]))
+    assert (rows.get("r1").state, rows.get("r1").group) == ("done", "g1 ∥2")

@@ -1,4 +1,5 @@
-"""Widgets render data; they never run tools. So they import no part of the runtime that executes
+"""Widgets (and the screens that only show session events) render data; they never run tools.
+So they import no part of the runtime that executes
 (executor, pipeline, session, turn, hooks) and nothing from tools, providers, MCP or the app."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from pathlib import Path
 from tests.test_layers import imported_modules
 
 ROOT = Path(__file__).parent.parent
-VIEW_CODE = [*sorted((ROOT / "widgets").glob("*.py")), ROOT / "tui_app" / "screens" / "approval.py"]
+VIEW_CODE = [*sorted((ROOT / "widgets").glob("*.py")),
+             *(ROOT / "tui_app" / "screens" / f"{name}.py" for name in ("approval", "question", "main"))]
 FORBIDDEN = ("tui_app.runtime.executor", "tui_app.runtime.pipeline", "tui_app.runtime.session",
              "tui_app.runtime.turn", "tui_app.runtime.hooks", "tui_app.tools", "tui_app.providers", "tui_app.mcp",
              "tui_app.app", "tui_app.assemble", "tui_app.cli", "tui_app.headless")

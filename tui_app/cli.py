@@ -1,6 +1,8 @@
 """`vigil`: the entry point. Parses arguments and hands over to the headless runner or the TUI.
 
     vigil                      the TUI in the current directory (the bundled demo with no provider)
+    vigil --resume ID          the TUI on a recorded session, its conversation shown first
+    vigil --demo --output-format text    the demo without the TUI (a plain transcript)
     vigil -p PROMPT            one headless turn; --output-format text|json|stream-json|events
     vigil sessions             list recorded sessions
     vigil replay ID            print a recorded session without executing anything
@@ -12,6 +14,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from tui_app.runtime.permissions import PERMISSION_MODES
 
@@ -59,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="vigil", description="Supervise an AI coding agent from your terminal.")
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one turn headless and print the result")
-    parser.add_argument("--output-format", choices=["text", "json", "stream-json", "events"], default="text")
+    parser.add_argument("--output-format", choices=["text", "json", "stream-json", "events"], default=None,
+                        help="headless output (default text); with --demo and no -p: the demo without the TUI")
     parser.add_argument("--permission-mode", choices=list(PERMISSION_MODES))
     parser.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", action="append",
                         type=_tools_list, default=[], metavar="RULES", help="rules to allow, e.g. 'Bash(git diff *)'")
@@ -76,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", default=None, metavar="DIR", help="working directory (default: current)")
     parser.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model steps")
     parser.add_argument("--resume", metavar="ID", help="continue a recorded session")
-    parser.add_argument("--demo", action="store_true", help="run the bundled demo on a fresh sample project")
+    parser.add_argument("--demo", action="store_true",
+                        help="the bundled demo on a fresh sample project (headless with --output-format)")
     parser.add_argument("--version", action="version", version="vigil 0.1.0")
     return parser
 
@@ -106,7 +111,7 @@ def run_prompt(args: argparse.Namespace) -> int:
     except SetupError as exc:
         sys.stderr.write(f"vigil: {exc}\n")
         return 2
-    return asyncio.run(run_headless(session, args.prompt, args.output_format))
+    return asyncio.run(run_headless(session, args.prompt, args.output_format or "text"))
 
 
 def run_demo_headless(args: argparse.Namespace) -> int:
@@ -137,6 +142,67 @@ def run_demo_headless(args: argparse.Namespace) -> int:
         return 0 if turn.reason == "completed" else 1
 
     return asyncio.run(go())
+
+
+DEMO_BANNER = ("This is Vigil's scripted demo: no model is connected, the steps are played from a script, but "
+               "every tool call is real and runs on a fresh copy of a sample project ({project}). To connect a "
+               "real model, set ANTHROPIC_API_KEY (or OPENAI_API_KEY, with OPENAI_BASE_URL for a local server) "
+               "and run vigil again. Keys: y/n in dialogs, Esc interrupts, shift+tab permission mode, "
+               "ctrl+p commands, ctrl+q quits.")
+
+
+def wants_demo(args: argparse.Namespace) -> bool:
+    """The demo when asked for, or when nothing names a model (no script, provider, key or URL)."""
+    if args.demo:
+        return True
+    if args.script or args.resume:
+        return False
+    if args.provider == "scripted":
+        return True
+    from tui_app.providers.select import ProviderSetupError, resolve_config
+
+    try:
+        return resolve_config(provider=args.provider, model=args.model, base_url=args.base_url) is None
+    except ProviderSetupError:
+        return False  # building the session says what is wrong
+
+
+def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> Any:
+    """The TUI app on the demo's fresh sample project, on a resumed session (its log shown first),
+    or in the cwd; an exit code when the session cannot be built."""
+    from tui_app.assemble import SetupError, build_session
+    from tui_app.demo import DEMO_PROMPT, copy_sample_project
+
+    banner = None
+    if demo:
+        project = copy_sample_project()
+        args.cwd = str(project)
+        if args.script is None:
+            args.provider = "scripted"
+        banner = DEMO_BANNER.format(project=project)
+    try:
+        session = build_session(options_from(args, interactive=True))
+    except SetupError as exc:
+        sys.stderr.write(f"vigil: {exc}\n")
+        return 2
+    from tui_app.app import VigilApp
+    from tui_app.runtime.eventlog import read_events
+
+    prefill = read_events(session.log_path).events if args.resume and session.log_path else []
+    history = [e.prompt for e in prefill if e.type == "TurnStarted"]
+    return (app_class or VigilApp)(session, prefill=prefill, history=history, auto_prompt=DEMO_PROMPT if demo else None,
+                    banner=banner, tag="demo" if demo else "resumed" if args.resume else "", handle_signals=True)
+
+
+def run_tui(args: argparse.Namespace, demo: bool) -> int:
+    app = build_tui(args, demo)
+    if isinstance(app, int):
+        return app
+    try:
+        code = app.run()
+    finally:
+        app.close_runtime()  # whatever ended the app, no child process outlives it
+    return code or 0
 
 
 def run_sessions(argv: list[str]) -> int:
@@ -205,8 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write("vigil: the prompt is empty\n")
             return 2
         return run_prompt(args)
-    if args.resume:
-        sys.stderr.write(f"vigil: --resume needs a prompt (-p) to continue with; `vigil replay {args.resume}` "
-                         "shows the session\n")
-        return 2
-    return run_demo_headless(args)
+    demo = wants_demo(args)
+    if demo and (args.output_format is not None or not sys.stdout.isatty()):
+        return run_demo_headless(args)
+    return run_tui(args, demo)

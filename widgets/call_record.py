@@ -99,8 +99,9 @@ class CallRecord:
     def has_output(self) -> bool:
         return self.bash is not None or self.output_chunks > 0 or self.command is not None
 
-    def result_text(self) -> str:
-        """Exactly what the model received, then how it was cut and where the rest is."""
+    def result_text(self, artifact_hint: str = "") -> str:
+        """How the result was cut and where the rest is (and, with `artifact_hint`, how to open it),
+        then exactly what the model received."""
         outcome = self.outcome
         if outcome is None:
             return ""
@@ -116,9 +117,12 @@ class CallRecord:
         for artifact in outcome.artifacts:
             lines = f", {artifact.lines:,} lines" if artifact.lines is not None else ""
             notes.append(f"artifact {artifact.uri} ({fmt_bytes(artifact.bytes)}{lines})\n  path: {artifact.path}")
+        if outcome.artifacts and artifact_hint:
+            notes.append(artifact_hint)
         if not notes:
             return text
-        return text + "\n\n" + "─" * 40 + "\n" + "\n".join(notes)
+        # the notes first: under a 30 KB result nobody would find them
+        return "\n".join(notes) + "\n" + "─" * 40 + " sent to the model:\n" + text
 
     def input_json(self) -> str:
         data = self.input

@@ -75,6 +75,7 @@ class CallLine(Static, can_focus=True):
         super().__init__(Content(""))
         self.call_id = row.call_id
         self.cwd = cwd
+        self._shown: tuple[str, ...] = ()
         self.set_row(row)
 
     def set_row(self, row: ToolRow) -> None:
@@ -90,6 +91,11 @@ class CallLine(Static, can_focus=True):
         if row.output_bytes and row.settled:
             tail.append(fmt_bytes(row.output_bytes))
         tail_text = " · ".join(t for t in tail if t)
+        # an output chunk changes the row but rarely this line: an update asks for a relayout
+        shown = (row.state, row.tool, row.target, tail_text)
+        if shown == self._shown:
+            return
+        self._shown = shown
         if tail_text:
             parts.append((f"  {tail_text}", STATE_STYLES[row.state]))
         self.update(Content.assemble(*parts))
@@ -112,9 +118,16 @@ class ChatView(VerticalScroll):
         self.rows = ToolRows()
         self._call_lines: dict[str, CallLine] = {}
         self._streams: dict[tuple[Any, ...], tuple[AssistantMarkdown, MarkdownStream, list[str]]] = {}
+        self._last_error = ""
 
     def on_mount(self) -> None:
         self.anchor()
+
+    async def on_unmount(self) -> None:
+        # a stream still appending would mount into a widget that is going away
+        for _, stream, _ in list(self._streams.values()):
+            await stream.stop()
+        self._streams.clear()
 
     async def apply(self, event: Any) -> None:
         """Fold one session event into the conversation."""
@@ -127,10 +140,12 @@ class ChatView(VerticalScroll):
         elif isinstance(event, UserMessage) and event.source != "user":
             await self.add_notice(f"{'hook' if event.source == 'hook' else 'stop hook'} added: {event.text}", "info")
         elif isinstance(event, TurnEnded) and event.reason in ("error", "rejected", "max_turns"):
-            await self.add_notice(event.message or f"turn ended: {event.reason}", "error")
+            if not (event.message and event.message == self._last_error):  # the step already said it
+                await self.add_notice(event.message or f"turn ended: {event.reason}", "error")
         elif isinstance(event, TurnEnded) and event.reason == "interrupted":
             await self.add_notice("interrupted", "warning")
         elif isinstance(event, ModelStepEnded) and event.error:
+            self._last_error = event.error
             await self.add_notice(event.error, "error")
         elif isinstance(event, ModelRetry):
             await self.add_notice(f"model retry {event.attempt}/{event.max_attempts}: {event.reason} "

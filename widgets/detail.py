@@ -68,10 +68,12 @@ class DetailPane(Vertical):
         ("4", "tab('result')", "Result"), ("5", "tab('events')", "Events"),
     ]
 
-    def __init__(self, records: CallRecords | None = None, *, cwd: str | None = None, name: str | None = None,
-                 id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, records: CallRecords | None = None, *, cwd: str | None = None, artifact_hint: str = "",
+                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.cwd = cwd
+        #: how to open an artifact from here, said under the result that has one
+        self.artifact_hint = artifact_hint
         self.records = records if records is not None else CallRecords()
         self.call_id: str | None = None
 
@@ -143,7 +145,9 @@ class DetailPane(Vertical):
         self._show_input(record)
         self._show_result(record)
         self.query_one("#detail-events", TextView).set_lines(timeline_lines(record))
-        tab = "diff" if record.diff else "output" if record.has_output else "result" if record.outcome else "input"
+        never_ran = record.outcome is not None and record.started is None
+        tab = ("diff" if record.diff else "result" if never_ran else "output" if record.has_output
+               else "result" if record.outcome else "input")
         self.action_tab(tab)
 
     # ---- the parts --------------------------------------------------------------------------
@@ -177,8 +181,12 @@ class DetailPane(Vertical):
             output.load_display(record.bash)
             return
         output.clear()
-        if record.started is not None:
-            output.apply(record.started)
+        if record.started is None:
+            output.command = record.command or ""
+            output.note = f"not run ({state_label(record)})" if record.outcome is not None else "not started yet"
+            output.refresh_line(0)
+            return
+        output.apply(record.started)
         for stream, text in record.live_output:
             output.write(text, stream)  # type: ignore[arg-type]
         if record.dropped_bytes:
@@ -190,5 +198,5 @@ class DetailPane(Vertical):
         self.query_one("#detail-input", TextView).set_text(record.input_json(), language="json")
 
     def _show_result(self, record: CallRecord) -> None:
-        text = record.result_text() if record.outcome else "(no result yet)"
+        text = record.result_text(self.artifact_hint) if record.outcome else "(no result yet)"
         self.query_one("#detail-result", TextView).set_text(text)

@@ -1,4 +1,4 @@
-"""A FileDiffDisplay turned into rows for a diff viewer. Plain Python (difflib), no Textual.
+"""A FileDiffDisplay turned into rows for a diff viewer. Plain Python, no Textual.
 
 Every line keeps the number it has in the old and/or new file and the index of its text in the
 old or new "source" (the lines the highlighter sees), so highlighting can run once per side, off
@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tui_app.runtime.diffing import structured_patch
 from tui_app.runtime.display import FileDiffDisplay
 from widgets.formatting import plural
 from widgets.untrusted import clean
 
 LineKind = Literal["hunk", "context", "removed", "added", "note"]
-_HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 #: word emphasis is skipped on lines longer than this (SequenceMatcher is quadratic)
 MAX_WORD_DIFF_CHARS = 2000
@@ -67,21 +67,10 @@ def _clean_line(text: str) -> str:
 
 
 def unified_hunks(old: str, new: str, context: int = 3) -> list[tuple[int, int, int, int, list[str]]]:
-    """(old_start, old_lines, new_start, new_lines, body) for each hunk of old → new."""
-    hunks: list[tuple[int, int, int, int, list[str]]] = []
-    body: list[str] | None = None
-    diff = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=context)
-    for raw in diff:
-        if raw.startswith(("---", "+++")) and body is None:
-            continue
-        match = _HUNK_HEADER.match(raw)
-        if match:
-            a, b, c, d = match.groups()
-            body = []
-            hunks.append((int(a), int(b) if b is not None else 1, int(c), int(d) if d is not None else 1, body))
-        elif body is not None:
-            body.append(raw)
-    return hunks
+    """(old_start, old_lines, new_start, new_lines, body) for each hunk of old → new, from the
+    runtime's line diff (a few ms on a 10,000-line file, where difflib took seconds)."""
+    patch = structured_patch(old, new, context)
+    return [(h.old_start, h.old_lines, h.new_start, h.new_lines, h.lines) for h in patch.hunks]
 
 
 def build_diff(display: FileDiffDisplay, context: int = 3) -> DiffModel:

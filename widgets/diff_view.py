@@ -27,9 +27,10 @@ from widgets.highlighting import highlight_lines, language_for
 from widgets.line_render import content_segments, fit, load_css
 from widgets.untrusted import one_line
 
-#: diffs with more rows (or texts bigger than this) are built and highlighted off the UI thread
-SYNC_ROWS = 1500
+#: texts bigger than this are diffed off the UI thread; diffs with more source rows than this are
+#: highlighted off it (highlighting costs ~0.1 ms a row: 300 stay within a frame, 1,800 took 170 ms)
 SYNC_CHARS = 150_000
+SYNC_ROWS = 300
 HEADER_HEIGHT = 1
 #: rendered lines kept; a Strip is heavy for the garbage collector, and only a screenful is shown
 STRIP_CACHE = 512
@@ -91,9 +92,8 @@ class DiffView(ScrollView, can_focus=True):
         "preparing" until then (`background` forces either way)."""
         self._generation += 1
         size = len(display.old_text or "") + len(display.new_text or "")
-        rows = sum(len(h.lines) for h in display.hunks)
         if background is None:
-            background = size > SYNC_CHARS or rows > SYNC_ROWS
+            background = size > SYNC_CHARS
         self.model = None
         self._old_hl = self._new_hl = None
         self._cache.clear()
@@ -103,11 +103,16 @@ class DiffView(ScrollView, can_focus=True):
             self._update_size()
             self.refresh()
             self._build_in_thread(display, self._generation)
-        else:
-            model = build_diff(display)
-            language = language_for(display.path)
-            self._set_model(self._generation, model, highlight_lines(model.old_source, language),
-                            highlight_lines(model.new_source, language))
+            return
+        model = build_diff(display)
+        if len(model.old_source) + len(model.new_source) > SYNC_ROWS:
+            # shown at once, plain; the colours follow from a thread
+            self._set_model(self._generation, model, None, None)
+            self._highlight_in_thread(model, display.path, self._generation)
+            return
+        language = language_for(display.path)
+        self._set_model(self._generation, model, highlight_lines(model.old_source, language),
+                        highlight_lines(model.new_source, language))
 
     def clear(self, message: str = "") -> None:
         """No diff; `message` says why (shown where the diff would be)."""
@@ -123,7 +128,14 @@ class DiffView(ScrollView, can_focus=True):
     def _build_in_thread(self, display: FileDiffDisplay, generation: int) -> None:
         model = build_diff(display)
         self.app.call_from_thread(self._set_model, generation, model, None, None)
-        language = language_for(display.path)
+        self._highlight(model, display.path, generation)
+
+    @work(thread=True, exclusive=True, group="diff-build")
+    def _highlight_in_thread(self, model: DiffModel, path: str, generation: int) -> None:
+        self._highlight(model, path, generation)
+
+    def _highlight(self, model: DiffModel, path: str, generation: int) -> None:
+        language = language_for(path)
         old_hl = highlight_lines(model.old_source, language)
         new_hl = highlight_lines(model.new_source, language)
         self.app.call_from_thread(self._set_model, generation, model, old_hl, new_hl)

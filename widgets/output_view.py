@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from rich.cells import cell_len
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
@@ -23,6 +24,7 @@ from textual.strip import Strip
 
 from tui_app.runtime.display import BashOutputDisplay
 from tui_app.runtime.sanitize import neutralize
+from widgets.ansi_line import sgr_segments
 from widgets.formatting import fmt_bytes, fmt_duration
 from widgets.line_render import fit, load_css, set_virtual_size
 from widgets.untrusted import one_line
@@ -86,6 +88,7 @@ class OutputView(ScrollView, can_focus=True):
         self._width = 0
         self._bytes = 0
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(STRIP_CACHE)
+        self._base: Style | None = None
         self._auto_scrolling = False
         self.command = ""
         self.exit_code: int | None = None
@@ -260,10 +263,18 @@ class OutputView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._cache.clear()
+        self._base = None
+
+    @property
+    def base_style(self) -> Style:
+        """This widget's rich style, kept between frames (working it out walks every ancestor)."""
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self.base_style
         if y < self.HEADER_HEIGHT:
             return self._header(width)
         index = round(self.scroll_y) + y - self.HEADER_HEIGHT
@@ -283,9 +294,12 @@ class OutputView(ScrollView, can_focus=True):
 
     def _render_text(self, index: int) -> Strip:
         line = self._lines[index]
-        base = self.rich_style
+        base = self.base_style
         if "\x1b" not in line and not self._starts[index]:
             return Strip([Segment(line, base)], _visible_width(line))
+        if "\r" not in line:
+            segments, cells = sgr_segments("".join(self._starts[index]) + line, base)
+            return Strip(segments, cells)
         text = Text.from_ansi("".join(self._starts[index]) + line, style=base, no_wrap=True, end="")
         segments = list(text.render(self.app.console, end=""))
         return Strip(segments, text.cell_len)

@@ -125,7 +125,8 @@ class ToolRows:
         if isinstance(event, ToolCallProgress) and call_id not in self.by_id:
             return None
         row = self._row(call_id, getattr(event, "tool", "") or getattr(event, "name", ""))
-        if row.settled and not isinstance(event, ToolCallResult | ToolCallError):
+        # a read started early may finish before its batch is scheduled; its group still counts
+        if row.settled and not isinstance(event, ToolCallResult | ToolCallError | ToolCallScheduled):
             return None
         if not handler(row, event):
             return None
@@ -189,8 +190,13 @@ def _finished(row: ToolRow, event: ToolCallResult | ToolCallError) -> bool:
     else:
         row.state = state_of_error(event)
         row.error_code = event.code
+        exit_code = getattr(event.display, "exit_code", None)
+        if event.code == "execution_failed" and isinstance(exit_code, int):
+            row.error_code = f"exit {exit_code}"  # what a shell user looks for
     metrics = event.metrics
-    if metrics.exec_ms or metrics.total_ms:
+    if row.started_ts is None and not metrics.exec_ms:
+        row.duration_ms = None  # it never ran: the time it waited for a decision is not a run time
+    elif metrics.exec_ms or metrics.total_ms:
         row.duration_ms = metrics.exec_ms or metrics.total_ms
     elif row.started_ts is not None and event.ts:
         row.duration_ms = max(0, int((event.ts - row.started_ts) * 1000))

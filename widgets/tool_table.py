@@ -51,11 +51,17 @@ STATE_FILTERS: tuple[frozenset[str] | None, ...] = (
 )
 
 
+#: below this table width the state and tool columns narrow (the state reads "◆ awaiting…")
+NARROW = 70
+NARROW_SIZES = {"state": 11, "tool": 10}
+
+
 def layout(width: int) -> list[tuple[str, str, int, str]]:
     columns = [c for c in COLUMNS if width >= c[4]]
-    fixed = sum(c[2] for c in columns) + len(columns) - 1
+    sizes = {name: (NARROW_SIZES.get(name, size) if width < NARROW else size) for name, _, size, _, _ in columns}
+    fixed = sum(sizes.values()) + len(columns) - 1
     rest = max(MIN_TARGET, width - fixed)
-    return [(name, title, size or rest, align) for name, title, size, align, _ in columns]
+    return [(name, title, sizes[name] or rest, align) for name, title, _, align, _ in columns]
 
 
 class ToolTable(ScrollView, can_focus=True):
@@ -248,6 +254,12 @@ class ToolTable(ScrollView, can_focus=True):
 
     def action_clear_filter(self) -> None:
         self.set_filter(None, None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Esc clears a filter; with none set it travels on (the screen interrupts the turn)
+        if action == "clear_filter":
+            return self.state_filter is not None or self.tool_filter is not None
+        return True
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)

@@ -174,3 +174,27 @@ def session_events() -> list[Any]:
         message="Tool cancelled because a previous tool result requested a turn stop.",
         model_content="Tool cancelled because a previous tool result requested a turn stop.")
     return ev
+
+
+def chat_events() -> list[Any]:
+    """The session's start and the turn's prompt and text around `session_events()`."""
+    from tui_app.runtime.events import (
+        AssistantText,
+        AssistantTextDelta,
+        ModelStepEnded,
+        SessionStarted,
+        TurnStarted,
+    )
+
+    text = ("The failing test is **`MedianTest.test_even`**: for an even number of values `median` returns "
+            "the upper middle value. Reading the code and the tests, then running them.")
+    head = [
+        SessionStarted(seq=0, session_id="20250101-120000-abc123", ts=T0 - 5, cwd=CWD, provider="anthropic",
+                       model="claude-sonnet-4-5", permission_mode="default"),
+        _ev(TurnStarted, 0, 0.0, prompt="Why does test_even fail? Fix it."),
+        *(_ev(AssistantTextDelta, 0, 0.0, step=1, index=0, text=text[i:i + 16]) for i in range(0, len(text), 16)),
+        _ev(AssistantText, 0, 0.0, step=1, index=0, text=text),
+        _ev(ModelStepEnded, 0, 0.0, step=1, stop_reason="tool_use",
+            usage={"input_tokens": 12_345, "output_tokens": 678}),
+    ]
+    return [*head, *session_events()]

@@ -114,3 +114,17 @@ async def test_a_call_without_a_diff_says_so():
         pane.action_tab("diff")
         await pilot.pause()
         assert "No diff for this call." in screen_text(app)
+
+
+async def test_a_command_that_never_ran_opens_on_its_result_and_says_so_in_output():
+    app = DetailApp()
+    async with app.run_test(size=(110, 24)) as pilot:
+        pane = app.query_one(DetailPane)
+        pane.show("toolu_08")  # cancelled by the turn stop before it started
+        await pilot.pause()
+        assert pane.active_tab == "result"
+        assert "Tool cancelled because a previous tool result requested a turn stop." in screen_text(app)
+        pane.action_tab("output")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "$ rm -rf build/" in text and "not run (cancelled)" in text and "finished" not in text

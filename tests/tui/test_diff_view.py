@@ -167,3 +167,17 @@ async def test_no_diff_says_why():
         await pilot.pause()
         assert "No diff for this call." in screen_lines(app)[1]
         assert not app.query(Static)
+
+
+async def test_a_diff_with_many_rows_shows_at_once_and_is_coloured_from_a_thread():
+    old = "".join(f"value_{i} = {i}\n" for i in range(500))
+    new = "".join(f"value_{i} = {i + 1}\n" for i in range(500))  # every line replaced: 1,000 rows
+    app = DiffApp()
+    async with app.run_test(size=(90, 12)) as pilot:
+        view = app.query_one(DiffView)
+        view.load(FileDiffDisplay(path="values.py", old_text=old, new_text=new))
+        assert view.model is not None and view.row_count > 1000  # there to read straight away
+        assert not view.is_ready  # the highlighting was not done on the UI thread
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert view.is_ready

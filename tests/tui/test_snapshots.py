@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from tests.tui.session_data import bash_display, bash_request, edit_request, stats_diff
+from textual.app import App
+
+from tests.tui.session_data import CWD, T0, bash_display, bash_request, chat_events, edit_request, stats_diff
 from tests.tui.test_approval import LONG_COMMAND, DialogApp
 from tests.tui.test_diff_view import DiffApp
 from tests.tui.test_output_view import OutputApp
 from tests.tui.test_tool_table import TableApp
+from tui_app.screens.main import MainScreen
 from widgets.output_view import OutputView
 from widgets.tool_table import ToolTable
 
@@ -48,3 +51,46 @@ def test_output_view_with_ansi_colours(snap_compare):
         await pilot.pause()
 
     assert snap_compare(OutputApp(), terminal_size=(100, 18), run_before=load)
+
+
+class IdleControls:
+    """A session that is there but idle: the screen shows its live layout (prompt, bindings)."""
+
+    mode = "default"
+    busy = False
+
+    def submit(self, prompt: str) -> bool:
+        return False
+
+    def interrupt(self) -> bool:
+        return False
+
+    def set_mode(self, mode: str) -> None:
+        return None
+
+
+class MainScreenApp(App[None]):
+    """The main screen fed a recorded mid-session batch: fixed ids, times, paths and clock."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.main = MainScreen(IdleControls(), cwd=CWD, cwd_label="~/proj", table_clock=lambda: T0 + 9.0)
+
+    async def on_mount(self) -> None:
+        await self.push_screen(self.main)
+        await self.main.apply(chat_events())
+        self.main.table.focus()
+
+
+async def _settle(pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.3)
+
+
+def test_main_screen_mid_session(snap_compare):
+    assert snap_compare(MainScreenApp(), terminal_size=(160, 48), run_before=_settle)
+
+
+def test_main_screen_mid_session_small_terminal(snap_compare):
+    assert snap_compare(MainScreenApp(), terminal_size=(100, 30), run_before=_settle)

@@ -14,6 +14,7 @@ from tests.tui.session_data import bash_display, edit_request, stats_diff
 from tests.tui.test_approval import DialogApp
 from tests.tui.test_diff_view import DiffApp
 from tests.tui.test_output_view import OutputApp
+from tests.tui.test_snapshots import MainScreenApp
 from tests.tui.test_tool_table import TableApp
 from widgets.output_view import OutputView
 
@@ -49,6 +50,7 @@ CASES = {
     "split diff": (lambda: DiffApp(stats_diff(), split=True), (130, 22), None),
     "output view": (OutputApp, (100, 18), load_output),
     "approval dialog": (lambda: DialogApp(edit_request(), ring_bell=False), (110, 36), open_dialog),
+    "main screen": (MainScreenApp, (160, 48), None),
 }
 
 

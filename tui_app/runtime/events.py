@@ -83,6 +83,14 @@ class Warning(_Event):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+class PermissionModeChanged(_Event):
+    """The user switched the permission mode mid-session (later decisions follow the new one)."""
+
+    type: Literal["PermissionModeChanged"] = "PermissionModeChanged"
+    mode: str
+    previous: str = ""
+
+
 class SessionEnded(_Event):
     type: Literal["SessionEnded"] = "SessionEnded"
     reason: str = "exit"
@@ -335,7 +343,7 @@ class UserQuestionAnswered(_Event):
 
 
 SessionEvent = Annotated[
-    SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded
+    SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -32,6 +33,8 @@ from widgets.text_view import TextView
 from widgets.untrusted import one_line, plain
 
 KEY_GUARD_S = 0.3
+SHORT_PREVIEW_CHARS = 400
+SHORT_PREVIEW_LINES = 6
 PREVIEW_LANGUAGES = {"command": "bash", "json": "json", "diff": "diff"}
 RISK_STYLES = {"low": "$text-success", "medium": "$text-warning", "high": "bold $text-error"}
 
@@ -68,8 +71,11 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
 
     def __init__(self, request: PermissionRequested, *, position: int = 1, total: int = 1, cwd: str | None = None,
                  key_guard_s: float = KEY_GUARD_S, ring_bell: bool = True,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 forward_keys: Callable[[str], None] | None = None) -> None:
         super().__init__()
+        #: where characters typed during the key guard go (the prompt box they were meant for)
+        self.forward_keys = forward_keys
         self.request = request
         self.position = position
         self.total = total
@@ -127,6 +133,12 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         )
 
     @property
+    def _is_short(self) -> bool:
+        """A few lines of command or text: the dialog fits them instead of filling the screen."""
+        text = self.request.preview or ""
+        return not self._is_diff and len(text) <= SHORT_PREVIEW_CHARS and text.count("\n") < SHORT_PREVIEW_LINES
+
+    @property
     def _is_diff(self) -> bool:
         return isinstance(self.request.preview_display, FileDiffDisplay)
 
@@ -138,6 +150,10 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         preview.focus()
         self.watch(preview, "scroll_y", self._show_scroll_position)
         self.watch(preview, "virtual_size", self._show_scroll_position)
+        # the preview's rows are only known once it has its width
+        self.call_after_refresh(self._show_scroll_position)
+        if self._is_short:
+            self.add_class("-short")
         if self.ring_bell:
             self.app.bell()
 
@@ -146,7 +162,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         preview = self.query_one("#approval-preview")
         total = preview.virtual_size.height
         shown = preview.scrollable_content_region.height
-        if total <= shown:
+        if total <= shown or shown <= 0:
             preview.border_subtitle = ""
             return
         top = round(preview.scroll_y)
@@ -196,6 +212,16 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
             return
         self.app.notify(one_line(reason, 300) or "Decided elsewhere", title="Approval closed", markup=False)
         self._finish(self._result("closed", closed_reason=reason))
+
+    def on_key(self, event: events.Key) -> None:
+        """While the guard is up a key answers nothing; a character is handed back to the prompt
+        box it was typed for, so a half-typed prompt loses nothing."""
+        if self.armed or self.step == "feedback":
+            return
+        event.stop()
+        event.prevent_default()
+        if self.forward_keys is not None and event.is_printable and event.character:
+            self.forward_keys(event.character)
 
     # ---- actions ----------------------------------------------------------------------------
 

@@ -1,0 +1,33 @@
+"""The header: session, model, permission mode, what the session is doing, tokens, cwd."""
+
+from __future__ import annotations
+
+from tui_app.runtime.events import (
+    ModelStepEnded,
+    PermissionModeChanged,
+    PermissionRequested,
+    PermissionResolved,
+    SessionStarted,
+    TurnEnded,
+    TurnStarted,
+)
+from widgets.session_header import HeaderState
+
+
+def test_the_header_follows_the_session():
+    state = HeaderState()
+    state.apply(SessionStarted(session_id="s-1", cwd="/w/p", provider="anthropic", model="claude-x",
+                               permission_mode="default"))
+    assert state.content().plain == " Vigil s-1 · claude-x · mode default · idle · tokens 0 in / 0 out · /w/p"
+    state.apply(TurnStarted(prompt="go"))
+    state.apply(ModelStepEnded(step=1, usage={"input_tokens": 12_300, "output_tokens": 45}))
+    state.apply(ModelStepEnded(step=2, usage={"input_tokens": 1_000, "output_tokens": 5}))
+    assert "▶ working · tokens 13.3k in / 50 out" in state.content().plain
+    state.apply(PermissionRequested(request_id="p1", tool="Edit", input={}, input_sha256="0", summary=""))
+    assert "◆ waiting for you (1)" in state.content().plain
+    state.apply(PermissionResolved(request_id="p1", decision="allow", decided_by="user"))
+    state.apply(PermissionModeChanged(mode="plan", previous="default"))
+    assert "mode plan · ▶ working" in state.content().plain
+    state.apply(TurnEnded(reason="completed"))
+    assert "· idle ·" in state.content().plain
+    assert "/cwd-label" in state.content("/cwd-label").plain

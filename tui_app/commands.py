@@ -1,0 +1,75 @@
+"""The command palette (ctrl+p): every action of the main screen, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from tui_app.screens.main import MODES, TABLE_FILTERS, MainScreen
+
+MODE_HELP = {
+    "default": "ask before edits, commands and other side effects",
+    "acceptEdits": "file edits run without asking; commands still ask",
+    "plan": "read-only exploration: anything that changes something is denied",
+    "dontAsk": "whatever would ask is denied instead",
+    "bypassPermissions": "everything runs without asking (deny rules still hold)",
+}
+
+
+def main_screen(provider: Provider) -> MainScreen | None:
+    screen = getattr(provider.app, "main", None)
+    return screen if isinstance(screen, MainScreen) else None
+
+
+def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
+    live = main.controls is not None
+    found: list[tuple[str, Callable[[], Any], str]] = []
+    if live:
+        found.append(("Interrupt the turn", main.action_interrupt,
+                      "Esc: running calls are cancelled, the others are not started"))
+        for mode in MODES:
+            found.append((f"Permission mode: {mode}", partial(main.set_mode, mode), MODE_HELP[mode]))
+        found.append(("Focus the prompt", partial(main.action_focus, "prompt"), "ctrl+e"))
+    found += [
+        ("Open the artifact browser", main.action_open_artifacts, "every persisted output of this session"),
+        ("Open the selected call's artifact", main.action_open_artifact, "ctrl+o"),
+        ("Toggle diff: unified / side by side", main.action_toggle_split, "s in the Diff tab"),
+        ("Follow the newest call", main.action_follow, "ctrl+g: the detail pane follows running calls again"),
+        ("Focus the tool table", partial(main.action_focus, "table"), "ctrl+t"),
+        ("Focus the chat", partial(main.action_focus, "chat"), ""),
+        ("Focus the detail pane", partial(main.action_focus, "detail"), ""),
+        ("Filter table by the selected call's tool", main.filter_table_by_tool, "t in the table"),
+    ]
+    for name in TABLE_FILTERS:
+        label = "Filter table: show all calls" if name == "all" else f"Filter table: {name}"
+        found.append((label, partial(main.filter_table, name), "f in the table steps through these"))
+    for key, tab in enumerate(("Diff", "Output", "Input", "Result", "Events"), 1):
+        found.append((f"Detail tab: {tab}", partial(main.action_tab, tab.lower()), f"{key} in the detail pane"))
+    found += [
+        ("Theme: dark", partial(setattr, main.app, "theme", "textual-dark"), ""),
+        ("Theme: light", partial(setattr, main.app, "theme", "textual-light"), ""),
+        ("Quit Vigil", main.app.action_quit, "ctrl+q: every child process is stopped first"),
+    ]
+    return found
+
+
+class VigilCommands(Provider):
+    async def discover(self) -> Hits:
+        main = main_screen(self)
+        if main is None:
+            return
+        for name, callback, help_text in commands(main):
+            yield DiscoveryHit(name, callback, help=help_text or None)
+
+    async def search(self, query: str) -> Hits:
+        main = main_screen(self)
+        if main is None:
+            return
+        matcher = self.matcher(query)
+        for name, callback, help_text in commands(main):
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text or None)

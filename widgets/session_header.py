@@ -1,0 +1,133 @@
+"""The one-line header of the main screen: session, model, permission mode, cwd, tokens, and
+whether a turn is running. `HeaderState` folds session events (plain Python); `SessionHeader`
+shows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tui_app.runtime.events import (
+    ModelStepEnded,
+    PermissionModeChanged,
+    PermissionRequested,
+    PermissionResolved,
+    SessionEnded,
+    SessionStarted,
+    TurnEnded,
+    TurnStarted,
+    UserQuestionAnswered,
+    UserQuestionAsked,
+)
+from widgets.formatting import tilde
+from widgets.line_render import load_css
+from widgets.untrusted import one_line
+
+MODE_STYLES = {
+    "default": "$text-success",
+    "acceptEdits": "bold $text-warning",
+    "plan": "bold $text-primary",
+    "dontAsk": "bold $text-warning",
+    "bypassPermissions": "bold $text-error",
+}
+
+
+def fmt_tokens(n: int) -> str:
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.2f}M"
+
+
+@dataclass
+class HeaderState:
+    session_id: str = ""
+    provider: str = ""
+    model: str = ""
+    mode: str = "default"
+    cwd: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    running: bool = False
+    waiting: int = 0
+    ended: bool = False
+    resumed: bool = False
+    #: shown before the session id ("demo", "replay")
+    tag: str = ""
+
+    def apply(self, event: Any) -> bool:
+        """Fold one event in; True when the header should be redrawn."""
+        if isinstance(event, SessionStarted):
+            self.session_id, self.provider, self.model = event.session_id, event.provider, event.model
+            self.mode, self.cwd = event.permission_mode, event.cwd
+            self.resumed = event.resumed_from is not None
+            self.ended = False
+        elif isinstance(event, PermissionModeChanged):
+            self.mode = event.mode
+        elif isinstance(event, ModelStepEnded):
+            self.input_tokens += int(event.usage.get("input_tokens", 0) or 0)
+            self.output_tokens += int(event.usage.get("output_tokens", 0) or 0)
+        elif isinstance(event, TurnStarted):
+            self.running = True
+        elif isinstance(event, TurnEnded):
+            self.running = False
+            self.waiting = 0
+        elif isinstance(event, PermissionRequested | UserQuestionAsked):
+            self.waiting += 1
+        elif isinstance(event, UserQuestionAnswered) or (
+                isinstance(event, PermissionResolved) and event.request_id is not None):
+            self.waiting = max(0, self.waiting - 1)
+        elif isinstance(event, SessionEnded):
+            self.ended = True
+            self.running = False
+        else:
+            return False
+        return True
+
+    def content(self, cwd_label: str | None = None) -> Content:
+        sep = (" · ", "$foreground 60%")
+        parts: list[Any] = [(" Vigil ", "bold $text-primary")]
+        if self.tag:
+            parts += [(f"[{self.tag}] ", "bold $text-warning")]
+        parts += [(one_line(self.session_id or "starting…", 40), "$foreground 80%"), sep,
+                  (one_line(self.model or "?", 40), "bold"), sep,
+                  ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep]
+        if self.ended:
+            parts.append(("ended", "$foreground 60%"))
+        elif self.waiting:
+            parts.append((f"◆ waiting for you ({self.waiting})", "bold $text-warning"))
+        elif self.running:
+            parts.append(("▶ working", "bold $text-primary"))
+        else:
+            parts.append(("idle", "$foreground 60%"))
+        # the cwd last: on a narrow terminal it is what gets cut
+        parts += [sep, (f"tokens {fmt_tokens(self.input_tokens)} in / {fmt_tokens(self.output_tokens)} out",
+                        "$foreground 70%"), sep,
+                  (one_line(cwd_label if cwd_label is not None else tilde(self.cwd), 200), "$foreground 80%")]
+        return Content.assemble(*parts)
+
+
+class SessionHeader(Static):
+    DEFAULT_CSS = load_css("session_header")
+
+    def __init__(self, state: HeaderState | None = None, *, cwd_label: str | None = None,
+                 id: str | None = None) -> None:
+        super().__init__(Content(""), id=id)
+        self.state = state or HeaderState()
+        #: shown instead of the real cwd (a demo's temp copy, a snapshot's fixed path)
+        self.cwd_label = cwd_label
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    def apply(self, events: Any) -> None:
+        if any([self.state.apply(event) for event in events]):
+            self.redraw()
+
+    def redraw(self) -> None:
+        self.update(self.state.content(self.cwd_label))
