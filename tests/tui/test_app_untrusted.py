@@ -16,7 +16,7 @@ NASTY_DIR = "[bold]x[@click=app.quit]y["
 NASTY_FILE = f"{NASTY_DIR}/z].py"  # the path holds `[/` and a whole click action
 TITLE_FILE = "\x1b]0;pwned title\x07t.py"
 PRINT = "printf '%s\\n' " + shlex.quote(NASTY_TEXT)
-COMMAND = f"{PRINT}; {PRINT} >&2  # {NASTY[2]}"
+COMMAND = f"{PRINT} | tee out.log; {PRINT} >&2  # {NASTY[2]}"  # tee writes a file: this one asks
 MODEL_TEXT = "\n\n".join(NASTY) + "\n\nThat was **odd**."
 
 
