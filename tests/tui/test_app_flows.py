@@ -4,6 +4,7 @@ files and processes; the user's keys through pilot; what the screen shows afterw
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone
 from tests.tui.app_harness import AppUnderTest, make_session, started, type_prompt, wait_until
@@ -80,24 +81,29 @@ async def test_deny_with_feedback_reaches_the_model(tmp_path, monkeypatch):
 
 
 class SlowAllowingHook(NoHooks):
-    """A PermissionRequest hook that answers after a moment (the dialog is up by then)."""
+    """A PermissionRequest hook that answers once the test has seen the dialog (a fixed delay
+    races a slow machine's first frame)."""
+
+    def __init__(self) -> None:
+        self.dialog_seen = threading.Event()
 
     def has_permission_request_hooks(self, tool_name: str) -> bool:
         return True
 
     async def permission_request(self, call, suggestions):
-        await asyncio.sleep(0.6)
+        await asyncio.to_thread(self.dialog_seen.wait, 30)
         return PermissionHookAnswer("allow", message="edits to calc.py are pre-approved")
 
 
 async def test_a_hook_that_answers_first_closes_the_dialog_and_says_who_decided(tmp_path, monkeypatch):
     session = make_session(tmp_path, monkeypatch, [{"tool_calls": [READ, EDIT]}, {"text": "Done."}])
-    session.hooks = SlowAllowingHook()
+    session.hooks = hook = SlowAllowingHook()
     app = AppUnderTest(session)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         await type_prompt(pilot, "fix add")
         dialog = await wait_until(pilot, lambda: app.dialog, "the approval dialog")
+        hook.dialog_seen.set()
         await wait_until(pilot, lambda: app.dialog is None and dialog not in app.screen_stack,
                          "the dialog to close by itself")
         await wait_until(pilot, lambda: app.states().get("e1") == "done", "the Edit to run")
