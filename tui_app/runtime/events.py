@@ -265,8 +265,10 @@ class ArtifactRef(BaseModel):
     lines: int | None = None
 
 
-class ToolCallResult(_Event):
-    type: Literal["ToolCallResult"] = "ToolCallResult"
+class _Outcome(_Event):
+    """What every outcome of a call carries: the model's content and how it was made to fit, the
+    screen's projection, the metrics."""
+
     tool: str
     model_content: ObservationContent
     #: tool output is data, never instructions
@@ -281,24 +283,17 @@ class ToolCallResult(_Event):
     stop_turn: bool = False
 
 
-class ToolCallError(_Event):
+class ToolCallResult(_Outcome):
+    type: Literal["ToolCallResult"] = "ToolCallResult"
+
+
+class ToolCallError(_Outcome):
     type: Literal["ToolCallError"] = "ToolCallError"
-    tool: str
     phase: ErrorPhase
     code: str
     message: str
-    model_content: ObservationContent
-    untrusted: bool = True
     side_effects: SideEffects = "none"
     retryable: bool = False
-    display: Display | None = None
-    truncated: bool = False
-    original_bytes: int = 0
-    sent_bytes: int = 0
-    strategy: Literal["inline", "truncate", "artifact"] = "inline"
-    artifacts: list[ArtifactRef] = Field(default_factory=list)
-    metrics: CallMetrics = CallMetrics()
-    stop_turn: bool = False
 
 
 class ToolBatchComplete(_Event):
@@ -363,4 +358,10 @@ def parse_event(line: str | bytes) -> Any:
 
 def event_types() -> list[type[_Event]]:
     """Every concrete event class (tests round-trip each of them)."""
-    return list(_Event.__subclasses__())
+    found, todo = [], list(_Event.__subclasses__())
+    while todo:
+        cls = todo.pop(0)
+        todo.extend(cls.__subclasses__())
+        if "type" in cls.model_fields:
+            found.append(cls)
+    return found
