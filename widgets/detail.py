@@ -131,6 +131,20 @@ class DetailPane(Vertical):
         self._show_header(record)
         self.query_one("#detail-events", TextView).set_lines(timeline_lines(record))
 
+    def replace_records(self, records: CallRecords) -> None:
+        """Other records in one go (a replay stepping back); the call shown stays when it is
+        among them, else the pane is as it was before any call."""
+        self.records = records
+        if self.call_id is not None and records.get(self.call_id) is not None:
+            self.show(self.call_id)
+            return
+        self.show(None)
+        self.query_one("#detail-diff", DiffView).clear()
+        self.query_one("#detail-output", OutputView).clear()
+        for name in ("input", "result", "events"):
+            self.query_one(f"#detail-{name}", TextView).set_text("")
+        self.action_tab("diff")
+
     def show(self, call_id: str | None) -> None:
         """Show one call (None: nothing). Picks the tab that says most about it."""
         self.call_id = call_id
