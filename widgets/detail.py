@@ -6,6 +6,8 @@ only the shown call's views are touched by an event, and live output is appended
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -69,9 +71,12 @@ class DetailPane(Vertical):
     ]
 
     def __init__(self, records: CallRecords | None = None, *, cwd: str | None = None, artifact_hint: str = "",
-                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+                 clock: Callable[[], float] = time.time, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.cwd = cwd
+        #: for a running command's time in the Output tab
+        self.clock = clock
         #: how to open an artifact from here, said under the result that has one
         self.artifact_hint = artifact_hint
         self.records = records if records is not None else CallRecords()
@@ -84,7 +89,7 @@ class DetailPane(Vertical):
             with TabPane("Diff", id="tab-diff"):
                 yield DiffView(cwd=self.cwd, id="detail-diff")
             with TabPane("Output", id="tab-output"):
-                yield OutputView(id="detail-output")
+                yield OutputView(clock=self.clock, id="detail-output")
             with TabPane("Input", id="tab-input"):
                 yield TextView(id="detail-input", line_numbers=True)
             with TabPane("Result", id="tab-result"):

@@ -139,7 +139,8 @@ class MainScreen(Screen[None]):
                 yield PromptInput(history=self.prompt_history, id="prompt")
             with Vertical(id="right"):
                 yield ToolTable(cwd=self.cwd, clock=self.table_clock, id="table")
-                yield DetailPane(cwd=self.cwd, artifact_hint="ctrl+o opens it in the artifact browser", id="detail")
+                yield DetailPane(cwd=self.cwd, artifact_hint="ctrl+o opens it in the artifact browser",
+                                 clock=self.table_clock, id="detail")
         yield Footer()
 
     def on_mount(self) -> None:

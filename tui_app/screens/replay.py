@@ -124,7 +124,9 @@ class ReplayScreen(MainScreen):
         super().on_mount()
         if self.note:
             self.notify(self.note, severity="warning", markup=False, timeout=8)
-        self.go(self.position)
+        self.bar.show(self.timeline.moment(self.position), self.timeline.turn_starts, self.note)
+        # after the first layout: a tab chosen before it leaves its underline under the first tab
+        self.call_after_refresh(self.go, self.position)
 
     @property
     def bar(self) -> TimelineBar:
@@ -140,7 +142,8 @@ class ReplayScreen(MainScreen):
         return not self._syncing and self.shown == self.position
 
     def _moment_ts(self) -> float:
-        """The table's clock: a call running at this moment shows how long it had been running."""
+        """The table's and the Output tab's clock: a call running at this moment shows how long it
+        had been running."""
         return self.timeline.ts_at(self.shown)
 
     # ---- moving -----------------------------------------------------------------------------

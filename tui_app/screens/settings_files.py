@@ -48,8 +48,8 @@ def report_lines(reports: Sequence[Any]) -> list[Content]:
         where = tilde(str(error.get("file") or "?"))
         if error.get("line"):
             where += f":{error['line']}"
-        lines.append(Content.assemble(("  ✗ ", "bold $text-error"), (one_line(where), "bold"), "  ",
-                                      Content(one_line(str(error.get("reason") or "")))))
+        lines.append(Content.assemble(("  ✗ ", "bold $text-error"), (one_line(where), "bold")))
+        lines.append(Content.assemble("    ", Content(one_line(str(error.get("reason") or "")))))
     return lines
 
 
