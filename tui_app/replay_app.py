@@ -12,11 +12,11 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from tui_app.app import pick_theme
 from tui_app.commands import VigilCommands
 from tui_app.screens.replay import ReplayLoadError, ReplayScreen, read_log
 from tui_app.screens.sessions import SessionBrowserScreen
 from tui_app.session_actions import open_replay
+from tui_app.theme import pick_theme
 
 
 class ReplayApp(App[int]):

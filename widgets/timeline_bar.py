@@ -68,6 +68,8 @@ class TimelineBar(Widget):
         self.turn_starts: list[int] = []
         #: a warning about the log itself (a torn last line), shown under the track
         self.note = ""
+        #: the screen is still applying events to get there (a long log)
+        self.catching_up = False
 
     def show(self, moment: Moment, turn_starts: Sequence[int], note: str = "") -> None:
         self.moment, self.turn_starts = moment, list(turn_starts)
@@ -83,6 +85,8 @@ class TimelineBar(Widget):
     def render(self) -> Content:
         width = self.content_region.width or self.size.width
         head = label(self.moment)
+        if self.catching_up:
+            head = Content.assemble(head, ("  · catching up…", "bold $text-warning"))
         hint = Content.styled(HINT, "$foreground 50%")
         gap = width - head.cell_length - hint.cell_length
         top = Content.assemble(head, " " * gap, hint) if gap >= 2 else head

@@ -16,6 +16,7 @@ would have shown.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -34,6 +35,9 @@ from widgets.timeline_bar import TimelineBar
 from widgets.tool_rows import ToolRows
 
 READ_ONLY_TAG = "READ-ONLY replay"
+#: a move this many events long says "catching up" before it starts (bench/replay_timeline.py)
+LONG_WAY = 1000
+FRAME_S = 1 / 30
 
 
 class ReplayLoadError(Exception):
@@ -165,6 +169,12 @@ class ReplayScreen(MainScreen):
 
     async def _sync(self) -> None:
         self._catching_up = True
+        bar = self.bar
+        if abs(self.position - self.shown) >= LONG_WAY:
+            # the screen is not redrawn until it gets there: say so first (a long chat takes seconds)
+            bar.catching_up = True
+            bar.refresh()
+            await asyncio.sleep(FRAME_S)
         try:
             with self.app.batch_update():  # one repaint at the end, not one per screen tick on the way
                 while self.shown != self.position:
@@ -184,6 +194,9 @@ class ReplayScreen(MainScreen):
                 self.table.refresh()  # running rows: their time is this moment's
         finally:
             self._syncing = self._catching_up = False
+            if bar.catching_up:
+                bar.catching_up = False
+                bar.refresh()
 
     async def _rewind(self, position: int) -> None:
         """Back to how the screen was after the first `position` events: the models under the

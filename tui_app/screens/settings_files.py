@@ -20,6 +20,9 @@ from widgets.text_view import TextView
 from widgets.untrusted import one_line
 
 ORDER_NOTE = "read lowest priority first: a later file wins for single values; rules and hooks add up"
+WHERE = ("Looked for, in this order: ~/.claude/settings.json, the user config dir's vigil/settings.json, then in "
+         "the project .claude/settings.json, .vigil/settings.json, .claude/settings.local.json, "
+         ".vigil/settings.local.json, then --settings FILE (no .claude files with --no-claude-settings).")
 
 
 def report_lines(reports: Sequence[Any]) -> list[Content]:
@@ -41,10 +44,14 @@ def report_lines(reports: Sequence[Any]) -> list[Content]:
     lines.append(Content(""))
     if not report.errors:
         lines.append(Content.styled("No problems.", "$text-success"))
-        return lines
-    lines.append(Content.styled(f"Problems ({len(report.errors)}): the session started without these parts",
-                                "bold $text-error"))
-    for error in report.errors:
+    else:
+        lines += _problems(report.errors)
+    return [*lines, Content(""), Content.styled(WHERE, "$foreground 60%")]
+
+
+def _problems(errors: Sequence[dict[str, Any]]) -> list[Content]:
+    lines = [Content.styled(f"Problems ({len(errors)}): the session started without these parts", "bold $text-error")]
+    for error in errors:
         where = tilde(str(error.get("file") or "?"))
         if error.get("line"):
             where += f":{error['line']}"
