@@ -241,3 +241,35 @@ async def test_sessions_from_the_palette_open_a_replay_over_the_live_session(tmp
         await pilot.press("q")
         await wait_until(pilot, lambda: app.screen is app.main, "the live screen again")
         assert app.main.prompt.display
+
+
+async def test_sessions_from_a_replay_replace_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIGIL_HOME", str(tmp_path / "home"))
+    write_log(two_turns())
+    other = [e.model_copy(update={"session_id": "20250202-090000-def456"}) for e in two_turns()[:3]]
+    other[1] = other[1].model_copy(update={"prompt": "Rename the module."})
+    write_log(other, "20250202-090000-def456")
+    app = ReplayApp(ReplayScreen.load(SESSION))
+    async with app.run_test(size=SIZE) as pilot:
+        await caught_up(pilot)
+        await pilot.press("ctrl+p", *"sessions")
+        await wait_until(pilot, lambda: "past sessions" in screen_text(app), "the Sessions command")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "2 of 2" in screen_text(app), "the session browser")
+        await pilot.press(*"rename", "enter", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.session_id != SESSION,
+                         "the other session")
+        await caught_up(pilot)
+        assert "Rename the module." in screen_text(app) and len(app.screen_stack) == 2
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+def test_an_unknown_session_is_one_line_and_exit_code_2(tmp_path, monkeypatch, capsys):
+    from tui_app.replay_app import run_replay_tui
+
+    monkeypatch.setenv("VIGIL_HOME", str(tmp_path / "home"))
+    assert run_replay_tui("no-such-session") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("vigil: no recorded session 'no-such-session' in ") and err.count("\n") == 1
