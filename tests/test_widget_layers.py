@@ -10,7 +10,10 @@ from tests.test_layers import imported_modules
 
 ROOT = Path(__file__).parent.parent
 VIEW_CODE = [*sorted((ROOT / "widgets").glob("*.py")),
-             *(ROOT / "tui_app" / "screens" / f"{name}.py" for name in ("approval", "question", "main"))]
+             *(ROOT / "tui_app" / "screens" / f"{name}.py" for name in (
+                 "approval", "question", "main", "replay", "settings_files", "mcp_servers")),
+             ROOT / "tui_app" / "replay_timeline.py", ROOT / "tui_app" / "replay_app.py",
+             ROOT / "tui_app" / "session_actions.py", ROOT / "tui_app" / "commands.py"]
 FORBIDDEN = ("tui_app.runtime.executor", "tui_app.runtime.pipeline", "tui_app.runtime.session",
              "tui_app.runtime.turn", "tui_app.runtime.hooks", "tui_app.tools", "tui_app.providers", "tui_app.mcp",
              "tui_app.app", "tui_app.assemble", "tui_app.cli", "tui_app.headless")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -30,22 +29,12 @@ from tui_app.dialogs import ApprovalQueue, DialogOptions, QuestionQueue
 from tui_app.event_batch import coalesce
 from tui_app.runtime.session import Session
 from tui_app.screens.main import MainScreen
+from tui_app.theme import pick_theme
 
 PUMP_HZ = 30
 #: loop turns a key needs to reach whoever handles it (widget → containers → screen → app)
 KEY_HOPS = 8
 AUTO_PROMPT_DELAY_S = 1.2
-#: terminals that set COLORFGBG ("15;0": white on black) say whether their background is light
-LIGHT_BACKGROUNDS = frozenset({"7", "15"})
-
-
-def pick_theme(env: dict[str, str] | os._Environ[str] = os.environ) -> str:
-    """VIGIL_THEME when set; else light for a terminal that says it has a light background."""
-    wanted = env.get("VIGIL_THEME", "").strip()
-    if wanted:
-        return wanted
-    background = env.get("COLORFGBG", "").rsplit(";", 1)[-1].strip()
-    return "textual-light" if background in LIGHT_BACKGROUNDS else "textual-dark"
 
 
 class VigilApp(App[int]):

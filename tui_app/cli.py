@@ -4,8 +4,9 @@
     vigil --resume ID          the TUI on a recorded session, its conversation shown first
     vigil --demo --output-format text    the demo without the TUI (a plain transcript)
     vigil -p PROMPT            one headless turn; --output-format text|json|stream-json|events
-    vigil sessions             list recorded sessions
-    vigil replay ID            print a recorded session without executing anything
+    vigil sessions             list recorded sessions (--tui: browse them, open one read-only)
+    vigil replay ID            a recorded session read-only in the TUI, with a timeline; nothing is executed
+    vigil replay ID --output-format text|stream-json    print it instead
 """
 
 from __future__ import annotations
@@ -214,7 +215,12 @@ def run_sessions(argv: list[str]) -> int:
 
     parser = OneLineParser(prog="vigil sessions", description="List recorded sessions, newest first.")
     parser.add_argument("--json", action="store_true", help="one JSON object per session")
+    parser.add_argument("--tui", action="store_true", help="browse them in the TUI; Enter opens one read-only")
     args = parser.parse_args(argv)
+    if args.tui:
+        from tui_app.replay_app import run_replay_tui
+
+        return run_replay_tui(None)
     sessions = list_sessions()
     if args.json:
         for s in sessions:
@@ -242,14 +248,20 @@ def run_sessions(argv: list[str]) -> int:
 
 
 def run_replay(argv: list[str]) -> int:
-    """`vigil replay ID`: print a recorded session; nothing is executed."""
+    """`vigil replay ID`: a recorded session read-only in the TUI, or printed with --output-format
+    (and when the output is not a terminal); nothing is executed."""
     from tui_app.replay import replay
 
-    parser = OneLineParser(prog="vigil replay", description="Print a recorded session without executing anything.")
+    parser = OneLineParser(prog="vigil replay", description="Show a recorded session without executing anything.")
     parser.add_argument("session_id", metavar="ID")
-    parser.add_argument("--output-format", choices=["text", "stream-json"], default="text")
+    parser.add_argument("--output-format", choices=["text", "stream-json"], default=None,
+                        help="print it instead of opening the TUI (text when the output is not a terminal)")
     args = parser.parse_args(argv)
-    return replay(args.session_id, args.output_format)
+    if args.output_format is None and sys.stdout.isatty() and sys.stdin.isatty():
+        from tui_app.replay_app import run_replay_tui
+
+        return run_replay_tui(args.session_id)
+    return replay(args.session_id, args.output_format or "text")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

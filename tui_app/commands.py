@@ -1,4 +1,7 @@
-"""The command palette (ctrl+p): every action of the main screen, by name."""
+"""The command palette (ctrl+p): every action of the main screen (live or a replay), by name.
+
+Textual's own commands stay in the palette too: "Theme" (a picker of every theme), "Keys",
+"Screenshot", "Quit"."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tui_app.screens.main import MODES, TABLE_FILTERS, MainScreen
+from tui_app.session_actions import export_transcript, open_mcp_servers, open_session_browser, open_settings_files
 
 MODE_HELP = {
     "default": "ask before edits, commands and other side effects",
@@ -20,7 +24,8 @@ MODE_HELP = {
 
 
 def main_screen(provider: Provider) -> MainScreen | None:
-    screen = getattr(provider.app, "main", None)
+    """The main screen the palette was opened on (a replay is one), else the app's live one."""
+    screen = provider.screen if isinstance(provider.screen, MainScreen) else getattr(provider.app, "main", None)
     return screen if isinstance(screen, MainScreen) else None
 
 
@@ -33,8 +38,17 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
         for mode in MODES:
             found.append((f"Permission mode: {mode}", partial(main.set_mode, mode), MODE_HELP[mode]))
         found.append(("Focus the prompt", partial(main.action_focus, "prompt"), "ctrl+e"))
+    replay = getattr(main, "timeline_commands", None)
+    if replay is not None:
+        found += replay()
+    app = main.app
     found += [
-        ("Open the artifact browser", main.action_open_artifacts, "every persisted output of this session"),
+        ("Sessions", partial(open_session_browser, app, main), "past sessions: pick one to replay it read-only"),
+        ("Artifacts", main.action_open_artifacts, "browse every persisted output of this session"),
+        ("Settings files", partial(open_settings_files, main), "which settings files were loaded, and their errors"),
+        ("Export transcript", lambda: app.run_worker(export_transcript(main), group="export"),
+         "write the session as Markdown to transcript.md in its directory"),
+        ("MCP servers", partial(open_mcp_servers, main), "status, tools and stderr log of each server; reconnect"),
         ("Open the selected call's artifact", main.action_open_artifact, "ctrl+o"),
         ("Toggle diff: unified / side by side", main.action_toggle_split, "s in the Diff tab"),
         ("Follow the newest call", main.action_follow, "ctrl+g: the detail pane follows running calls again"),

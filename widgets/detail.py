@@ -6,6 +6,8 @@ only the shown call's views are touched by an event, and live output is appended
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -69,9 +71,12 @@ class DetailPane(Vertical):
     ]
 
     def __init__(self, records: CallRecords | None = None, *, cwd: str | None = None, artifact_hint: str = "",
-                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+                 clock: Callable[[], float] = time.time, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.cwd = cwd
+        #: for a running command's time in the Output tab
+        self.clock = clock
         #: how to open an artifact from here, said under the result that has one
         self.artifact_hint = artifact_hint
         self.records = records if records is not None else CallRecords()
@@ -84,7 +89,7 @@ class DetailPane(Vertical):
             with TabPane("Diff", id="tab-diff"):
                 yield DiffView(cwd=self.cwd, id="detail-diff")
             with TabPane("Output", id="tab-output"):
-                yield OutputView(id="detail-output")
+                yield OutputView(clock=self.clock, id="detail-output")
             with TabPane("Input", id="tab-input"):
                 yield TextView(id="detail-input", line_numbers=True)
             with TabPane("Result", id="tab-result"):
@@ -130,6 +135,20 @@ class DetailPane(Vertical):
             self._show_input(record)
         self._show_header(record)
         self.query_one("#detail-events", TextView).set_lines(timeline_lines(record))
+
+    def replace_records(self, records: CallRecords) -> None:
+        """Other records in one go (a replay stepping back); the call shown stays when it is
+        among them, else the pane is as it was before any call."""
+        self.records = records
+        if self.call_id is not None and records.get(self.call_id) is not None:
+            self.show(self.call_id)
+            return
+        self.show(None)
+        self.query_one("#detail-diff", DiffView).clear()
+        self.query_one("#detail-output", OutputView).clear()
+        for name in ("input", "result", "events"):
+            self.query_one(f"#detail-{name}", TextView).set_text("")
+        self.action_tab("diff")
 
     def show(self, call_id: str | None) -> None:
         """Show one call (None: nothing). Picks the tab that says most about it."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from rich.cells import cell_len
@@ -73,10 +74,12 @@ class OutputView(ScrollView, can_focus=True):
     ]
     HEADER_HEIGHT = 1
 
-    def __init__(self, max_lines: int = 50_000, *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(self, max_lines: int = 50_000, *, clock: Callable[[], float] = time.time, name: str | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.max_lines = max_lines
+        #: wall clock for a running command's time (a replay passes the moment it shows)
+        self.clock = clock
         self.follow = True
         self._lines: list[str] = []
         self._starts: list[tuple[str, ...]] = []
@@ -102,7 +105,7 @@ class OutputView(ScrollView, can_focus=True):
     def start(self, command: str, started_at: float | None = None) -> None:
         """A command began (`started_at`: its wall-clock start, from the event)."""
         self.command = command
-        self.started = started_at or time.time()
+        self.started = started_at or self.clock()
         self.exit_code = self.duration_ms = None
         self.status = "running"
         self.refresh_line(0)
@@ -309,7 +312,7 @@ class OutputView(ScrollView, can_focus=True):
         command = one_line(self.command, 200) if self.command else "(no command)"
         parts.append((f" $ {command}", "output-view--header"))
         if self.status == "running":
-            elapsed = (time.time() - self.started) * 1000 if self.started else None
+            elapsed = (self.clock() - self.started) * 1000 if self.started else None
             parts.append((f"  ▶ running {fmt_duration(elapsed)}", "output-view--running"))
         elif self.status:
             if self.status in ("timed out", "interrupted"):

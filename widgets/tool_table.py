@@ -126,6 +126,16 @@ class ToolTable(ScrollView, can_focus=True):
             self._rebuild_view()
             self.refresh()
 
+    def replace_rows(self, rows: ToolRows) -> None:
+        """Show other rows in one go (a replay stepping back): the filter stays; so does the
+        cursor, when its call is among them."""
+        self.rows = rows
+        if self.cursor_id is not None and rows.get(self.cursor_id) is None:
+            self.cursor_id = None
+        self._line_cache.clear()
+        self._rebuild_view()
+        self.refresh()
+
     def _row_changed(self, row: ToolRow) -> None:
         index = self._position.get(row.call_id)
         visible = self._passes(row)

@@ -120,8 +120,9 @@ async def test_the_command_palette_sets_the_mode_and_lists_every_action(tmp_path
 
         names = [name for name, _, _ in commands(app.main)]
         for wanted in ("Interrupt the turn", "Permission mode: default", "Permission mode: acceptEdits",
-                       "Permission mode: bypassPermissions", "Open the artifact browser",
-                       "Toggle diff: unified / side by side", "Filter table: running", "Quit Vigil"):
+                       "Permission mode: bypassPermissions", "Artifacts", "Sessions", "Settings files",
+                       "Export transcript", "MCP servers", "Toggle diff: unified / side by side",
+                       "Filter table: running", "Quit Vigil"):
             assert wanted in names
 
 

@@ -22,8 +22,10 @@ from textual.widgets import Footer
 
 from tui_app.runtime.events import (
     FileChangedExternally,
+    McpServerStatus,
     PermissionRequested,
     SessionStarted,
+    SettingsLoaded,
     ToolCallError,
     ToolCallStarted,
     TurnEnded,
@@ -37,6 +39,7 @@ from widgets.formatting import short_path
 from widgets.messages import CallSelected
 from widgets.prompt_input import PromptInput
 from widgets.session_header import SessionHeader
+from widgets.tool_rows import ToolRows
 from widgets.tool_table import ToolTable
 from widgets.untrusted import one_line
 
@@ -56,6 +59,25 @@ TABLE_FILTERS: dict[str, frozenset[str] | None] = {
     "done": frozenset({"done"}),
     "cancelled": frozenset({"cancelled"}),
 }
+
+
+def followed_call(events: Sequence[Any], shown: str | None, rows: ToolRows) -> str | None:
+    """The call the detail pane moves to after a batch, None to stay (`rows`: after the batch).
+
+    A call waiting for the user says more than one that just started, which says more than one
+    that failed; a call still waiting for the user keeps the pane until another one asks."""
+    asked = started = failed = None
+    for event in events:
+        if isinstance(event, PermissionRequested):
+            asked = event.call_id
+        elif isinstance(event, ToolCallStarted):
+            started = event.call_id
+        elif isinstance(event, ToolCallError) and event.code not in QUIET_ERRORS:
+            failed = event.call_id
+    current = rows.get(shown) if shown else None
+    if asked is None and current is not None and current.state == "awaiting approval":
+        return None
+    return asked or started or failed
 
 
 class SessionControls(Protocol):
@@ -100,6 +122,9 @@ class MainScreen(Screen[None]):
         self._auto_selected: str | None = None
         #: highlight messages still to come back from the table for our own selections
         self._echoes: list[str] = []
+        #: what the palette's "Settings files" and "MCP servers" show when there is no runtime to ask
+        self.settings_reports: list[SettingsLoaded] = []
+        self.mcp_statuses: dict[str, McpServerStatus] = {}
 
     # ---- layout -----------------------------------------------------------------------------
 
@@ -114,7 +139,8 @@ class MainScreen(Screen[None]):
                 yield PromptInput(history=self.prompt_history, id="prompt")
             with Vertical(id="right"):
                 yield ToolTable(cwd=self.cwd, clock=self.table_clock, id="table")
-                yield DetailPane(cwd=self.cwd, artifact_hint="ctrl+o opens it in the artifact browser", id="detail")
+                yield DetailPane(cwd=self.cwd, artifact_hint="ctrl+o opens it in the artifact browser",
+                                 clock=self.table_clock, id="detail")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -166,33 +192,28 @@ class MainScreen(Screen[None]):
         else:
             for event in events:
                 table.apply(event)
-        asked: str | None = None
-        started: str | None = None
-        failed: str | None = None
-        for event in events:
-            detail.apply(event)
-            await chat.apply(event)
-            if isinstance(event, PermissionRequested):
-                asked = event.call_id
-            elif isinstance(event, ToolCallStarted):
-                started = event.call_id
-            elif isinstance(event, ToolCallError) and event.code not in QUIET_ERRORS:
-                failed = event.call_id
-            elif isinstance(event, TurnStarted):
-                self.follow = True
-                self.prompt.add_class("-busy")
-            elif isinstance(event, TurnEnded):
-                self.prompt.remove_class("-busy")
-            elif isinstance(event, FileChangedExternally):
-                await chat.add_notice(f"{short_path(event.path, self.cwd)} changed outside Vigil ({event.change})",
-                                      "warning")
-            elif isinstance(event, SessionStarted):
-                self.cwd = self.cwd or event.cwd
-        # a call waiting for the user says more than one that just started
-        focus_call = asked or started or failed
-        shown = table.rows.get(self._auto_selected) if self._auto_selected else None
-        if asked is None and shown is not None and shown.state == "awaiting approval":
-            focus_call = None
+        busy: bool | None = None
+        async with chat.mounting_together():
+            for event in events:
+                detail.apply(event)
+                await chat.apply(event)
+                if isinstance(event, TurnStarted):
+                    self.follow = True
+                    busy = True
+                elif isinstance(event, TurnEnded):
+                    busy = False
+                elif isinstance(event, FileChangedExternally):
+                    await chat.add_notice(f"{short_path(event.path, self.cwd)} changed outside Vigil ({event.change})",
+                                          "warning")
+                elif isinstance(event, SessionStarted):
+                    self.cwd = self.cwd or event.cwd
+                elif isinstance(event, SettingsLoaded):
+                    self.settings_reports.append(event)
+                elif isinstance(event, McpServerStatus):
+                    self.mcp_statuses[event.server] = event
+        if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
+            self.prompt.set_class(busy, "-busy")
+        focus_call = followed_call(events, self._auto_selected, table.rows)
         if self.follow and focus_call is not None:
             self._auto_select(focus_call)
 
