@@ -72,6 +72,17 @@ def test_the_demo_without_a_terminal_is_a_plain_transcript(tmp_path, args):
     assert out.stdout.startswith("Vigil demo: a scripted model works on a fresh copy of a sample project")
     assert "Glob" in out.stdout and "[completed]" in out.stdout
     assert "\x1b[?1049h" not in out.stdout  # no full-screen app was started
+    # nobody is there to ask: the demo fixes its copy and the re-run passes
+    assert "✓ Edit" in out.stdout and "no_permission_client" not in out.stdout
+    assert out.stdout.rstrip().splitlines()[-1].startswith("[completed]")
+
+
+def test_the_headless_demo_denies_what_would_ask_when_the_user_picks_the_mode(tmp_path):
+    out = vigil("--demo", "--output-format", "text", "--permission-mode", "default", home=tmp_path, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Nobody is asked" not in out.stdout
+    assert out.stdout.count("✗ no_permission_client") == 3  # the two test runs and the Edit
+    assert "✓ Edit" not in out.stdout
 
 
 def test_the_demo_is_what_runs_when_nothing_names_a_model(monkeypatch):

@@ -115,6 +115,10 @@ def run_prompt(args: argparse.Namespace) -> int:
     return asyncio.run(run_headless(session, args.prompt, args.output_format or "text"))
 
 
+#: what the headless demo may do without asking, on its throwaway copy of the sample project
+DEMO_HEADLESS_ALLOW = ["Bash(python3 -m unittest *)"]
+
+
 def run_demo_headless(args: argparse.Namespace) -> int:
     """The demo in a plain terminal: a fresh copy of the sample project, a readable transcript."""
     from tui_app.assemble import SetupError, build_session
@@ -125,12 +129,20 @@ def run_demo_headless(args: argparse.Namespace) -> int:
     args.cwd = str(project)
     if args.script is None:
         args.provider = "scripted"  # the demo is scripted even when a real provider is configured
+    lets_the_demo_act = args.permission_mode is None and not args.allowed_tools
+    if lets_the_demo_act:
+        args.permission_mode = "acceptEdits"
+        args.allowed_tools = [DEMO_HEADLESS_ALLOW]
     try:
         session = build_session(options_from(args, interactive=False))
     except SetupError as exc:
         sys.stderr.write(f"vigil: {exc}\n")
         return 2
     print(f"Vigil demo: a scripted model works on a fresh copy of a sample project in {project}")
+    if lets_the_demo_act:
+        print("Nobody is asked in a plain terminal, so the demo may edit its copy and run its tests "
+              f"(--permission-mode acceptEdits --allowedTools '{DEMO_HEADLESS_ALLOW[0]}'); "
+              "pass --permission-mode default to see those calls denied instead.")
 
     async def go() -> int:
         print_transcript(session, sys.stdout)
