@@ -257,3 +257,27 @@ async def test_json_preview_for_a_tool_without_its_own_preview():
         await opened(app, pilot)
         text = screen_text(app)
         assert '"body": "It breaks"' in text and "Approve mcp__gh__create_issue?" in text
+
+
+async def test_the_dialog_is_as_tall_as_a_short_preview_and_a_long_one_scrolls_inside_it():
+    app = DialogApp(edit_request())
+    async with app.run_test(size=(110, 48)) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.pause()
+        dialog, preview = screen.query_one("#approval-dialog"), screen.query_one("#approval-preview")
+        assert screen.has_class("-fits") and dialog.outer_size.height < int(48 * 0.9)
+        assert preview.size.height == preview.virtual_size.height and not preview.border_subtitle
+        assert "+     return (ordered[middle - 1] + ordered[middle]) / 2" in screen_text(app)
+
+        await pilot.resize_terminal(110, 16)  # too small now: the preview scrolls, the keys stay in view
+        await pilot.pause(0.1)
+        await pilot.pause()
+        assert not screen.has_class("-fits") and dialog.outer_size.height == int(16 * 0.9)
+        assert "↓ more below" in str(preview.border_subtitle)
+        assert "y allow once" in screen_text(app)
+
+    app = DialogApp(bash_request(LONG_COMMAND))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await opened(app, pilot)
+        await pilot.pause()
+        assert not screen.has_class("-fits") and screen.query_one("#approval-dialog").outer_size.height == 27

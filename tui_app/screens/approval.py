@@ -33,8 +33,8 @@ from widgets.text_view import TextView
 from widgets.untrusted import one_line, plain
 
 KEY_GUARD_S = 0.3
-SHORT_PREVIEW_CHARS = 400
-SHORT_PREVIEW_LINES = 6
+#: the share of the screen's height the dialog may take
+DIALOG_HEIGHT_SHARE = 0.9
 PREVIEW_LANGUAGES = {"command": "bash", "json": "json", "diff": "diff"}
 RISK_STYLES = {"low": "$text-success", "medium": "$text-warning", "high": "bold $text-error"}
 
@@ -133,12 +133,6 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         )
 
     @property
-    def _is_short(self) -> bool:
-        """A few lines of command or text: the dialog fits them instead of filling the screen."""
-        text = self.request.preview or ""
-        return not self._is_diff and len(text) <= SHORT_PREVIEW_CHARS and text.count("\n") < SHORT_PREVIEW_LINES
-
-    @property
     def _is_diff(self) -> bool:
         return isinstance(self.request.preview_display, FileDiffDisplay)
 
@@ -150,12 +144,25 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         preview.focus()
         self.watch(preview, "scroll_y", self._show_scroll_position)
         self.watch(preview, "virtual_size", self._show_scroll_position)
+        self.watch(preview, "virtual_size", self._fit_to_preview)
         # the preview's rows are only known once it has its width
         self.call_after_refresh(self._show_scroll_position)
-        if self._is_short:
-            self.add_class("-short")
+        self.call_after_refresh(self._fit_to_preview)
         if self.ring_bell:
             self.app.bell()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_to_preview)
+
+    def _fit_to_preview(self) -> None:
+        """A preview that fits gets a dialog just as tall as it; a longer one fills the dialog and scrolls."""
+        dialog = self.query_one("#approval-dialog")
+        preview = self.query_one("#approval-preview")
+        if not dialog.outer_size.height:
+            return
+        chrome = dialog.outer_size.height - preview.outer_size.height
+        room = int(self.size.height * DIALOG_HEIGHT_SHARE) - chrome - preview.styles.gutter.height
+        self.set_class(0 < preview.virtual_size.height <= room, "-fits")
 
     def _show_scroll_position(self) -> None:
         """Say on the preview's border how much of it is in view, so nothing can hide below it."""
@@ -196,6 +203,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         else:
             self.query_one("#approval-preview").focus()
         self.query_one("#approval-keys", Static).update(self._keys())
+        self.call_after_refresh(self._fit_to_preview)
 
     def _finish(self, result: ApprovalResult) -> None:
         if not self._answered:
