@@ -71,6 +71,15 @@ async def test_enter_opens_the_chosen_session(tmp_path):
     assert app.chosen == "20261128-113000-bbbbbb"
 
 
+async def test_down_from_the_filter_walks_into_the_list(tmp_path):
+    app = Host(sessions(tmp_path))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")  # the first ↓ leaves the filter, the second moves a row
+        await pilot.pause()
+    assert app.chosen == "20261128-113000-bbbbbb"
+
+
 async def test_escape_closes_without_a_choice(tmp_path):
     app = Host(sessions(tmp_path))
     async with app.run_test(size=(160, 30)) as pilot:

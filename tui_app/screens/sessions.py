@@ -46,7 +46,9 @@ def matches(summary: SessionSummary, needle: str) -> bool:
 class SessionBrowserScreen(ModalScreen[str | None]):
     DEFAULT_CSS = load_css("sessions")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close"),
-                                             Binding("ctrl+f", "focus_filter", "Filter")]
+                                             Binding("ctrl+f", "focus_filter", "Filter"),
+                                             # from the filter box, ↓ goes on into the list (the list keeps ↓)
+                                             Binding("down", "to_list", show=False)]
 
     def __init__(self, sessions: list[SessionSummary] | None = None) -> None:
         super().__init__()
@@ -94,7 +96,7 @@ class SessionBrowserScreen(ModalScreen[str | None]):
         self.refilter(event.value)
 
     @on(Input.Submitted, "#filter")
-    def _to_table(self) -> None:
+    def action_to_list(self) -> None:
         self.query_one(DataTable).focus()
 
     @on(DataTable.RowSelected)
