@@ -162,6 +162,9 @@ def connect_services(session: Session) -> None:
     """Services that talk back to the session: outside file changes become its events, and
     AskUserQuestion asks through its broker."""
     session.services.setdefault("approval_broker", session.broker)
+    read_denial = getattr(session.policy, "read_denial", None)
+    if read_denial is not None:  # Grep and Glob leave out the files Read deny rules keep from the model
+        session.services.setdefault("read_denial", read_denial)
     file_state = session.services.get("file_state")
     if file_state is not None:
         file_state.bind(session.emit)

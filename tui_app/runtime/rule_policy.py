@@ -131,6 +131,16 @@ class RulePolicy:
                 self._warn("settings_write_failed", f"{exc}. The rule applies to this session only.")
         return list(accepted)
 
+    def read_denial(self, tool: str) -> Callable[[str], bool] | None:
+        """For a search tool (Grep, Glob): whether a file it found is one that Read or the tool
+        may not read, so it is left out of the result. None when no deny rule names a path for
+        them, and then nothing needs checking."""
+        view = self._view()
+        names = frozenset({tool, "Read"})
+        if not view.of("deny", names):
+            return None
+        return lambda path: view.path_hit("deny", names, view.spell(path)) is not None
+
     # ---- the decision ---------------------------------------------------------------------------
 
     def _view(self) -> RuleView:

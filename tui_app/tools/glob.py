@@ -29,6 +29,7 @@ from tui_app.tools.common import (
     run_stoppable,
     text_display,
 )
+from tui_app.tools.deny_filter import left_out_note, without_denied
 from tui_app.tools.globmatch import compile_glob, max_depth, split_literal_prefix
 
 MAX_RESULTS = 100
@@ -128,10 +129,13 @@ async def glob_files(params: GlobInput, ctx: ToolContext) -> RawResult:
     problem = await asyncio.to_thread(directory_problem, path, path, ctx.cwd)
     if problem is not None:  # the directory went away after the checks
         raise ToolFailure(problem)
-    paths = await run_stoppable(find_files, params.pattern, path)
+    paths, left_out = await without_denied(ctx, await run_stoppable(find_files, params.pattern, path), str)
     text, truncated = listing(paths)
     output = {"filenames": paths[:MAX_RESULTS], "numFiles": min(len(paths), MAX_RESULTS), "truncated": truncated,
               "durationMs": int((time.perf_counter() - started) * 1000)}
+    if left_out:
+        output["deniedFiles"] = left_out
+        text = f"{text}\n{left_out_note(left_out)}"
     return RawResult(output=output, text=text, display=text_display(text, f"Glob {params.pattern}"))
 
 

@@ -32,6 +32,7 @@ from tui_app.tools.common import (
     run_stoppable,
     text_display,
 )
+from tui_app.tools.deny_filter import left_out_note, without_denied
 from tui_app.tools.grep_search import UTF16_BOMS, FileHits, GrepQuery, SearchFailed, format_hits, split_globs
 
 DESCRIPTION = """Searches file contents with a regular expression (ripgrep).
@@ -140,7 +141,7 @@ async def grep(params: GrepInput, ctx: ToolContext) -> RawResult:
     if not await asyncio.to_thread(os.path.exists, root):  # removed after the checks ran
         raise ToolFailure(f"Path does not exist: {root}")
     query = query_of(params, root)
-    hits = await search(query)
+    hits, left_out = await without_denied(ctx, await search(query), lambda hit: hit.path)
     # sorting stats every file found: not on the event loop
     found = await asyncio.to_thread(format_hits, query, hits, params.head_limit, params.line_numbers is not False)
     output = {
@@ -149,8 +150,11 @@ async def grep(params: GrepInput, ctx: ToolContext) -> RawResult:
         "appliedLimit": params.head_limit if found.limited else None,
         "durationMs": int((time.perf_counter() - started) * 1000),
     }
-    return RawResult(output=output, text=found.text,
-                     display=text_display(found.text, f"Grep {params.pattern}"))
+    text = found.text
+    if left_out:
+        output["deniedFiles"] = left_out
+        text = f"{text}\n{left_out_note(left_out)}"
+    return RawResult(output=output, text=text, display=text_display(text, f"Grep {params.pattern}"))
 
 
 
