@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from tests.mcp.helpers import call, fixture, of, outcome, run_vigil, text_of
+from tui_app.mcp.projection import tool_name
 
 
 def wait_for(path: Path, seconds: float = 10.0) -> bool:
@@ -293,3 +294,22 @@ def test_colliding_names_and_disallowed_tools(vigil_env, tmp_path):
     assert (hidden["phase"], hidden["code"]) == ("lookup", "tool_not_visible")
     logs = {s["server"]: Path(s["log_path"]).name for s in of(events, "McpServerStatus") if s["status"] == "connected"}
     assert logs == {"a.b": "a.b.stderr.log", "a_b": "a_b.stderr.log"}
+
+
+def test_a_tool_name_too_long_for_the_providers_is_offered_shortened_and_still_called(vigil_env, tmp_path):
+    """A long server name pushes every tool name past 64 characters: the menu holds the shortened
+    names (the server's own tool is still what is called), and a warning says how each is offered."""
+    server = "an-internal-server-whose-name-alone-takes-about-sixty-chars"
+    state = tmp_path / "state"
+    state.mkdir()
+    long_echo = tool_name(server, "echo")
+    steps = [{"tool_calls": [call("e", long_echo, {"text": "still reached"})]}, {"text": "done"}]
+    code, events = run_vigil(vigil_env, steps, {server: fixture(state)}, "--allowedTools", long_echo)
+    assert code == 0
+    [menu] = of(events, "ToolMenu")
+    names = [t["name"] for t in menu["tools"] if t["name"].startswith("mcp__")]
+    assert long_echo in names and all(len(n) <= 64 for n in names)
+    assert text_of(outcome(events, "e")) == "still reached"
+    renamed = [w["message"] for w in of(events, "Warning") if w["code"] == "mcp_tool_renamed"]
+    assert f"MCP server \"{server}\": tool 'echo' is offered as {long_echo} (tool names are at most 64 " \
+           "characters)" in renamed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,17 @@ def test_names_keep_only_letters_digits_underscore_and_dash():
     assert tool_name("my.server", "get data/v2") == "mcp__my_server__get_data_v2"
     assert tool_name("fs", "read_text_file") == "mcp__fs__read_text_file"
     assert tool_name("everything", "get-sum") == "mcp__everything__get-sum"
+
+
+def test_a_name_over_64_characters_is_cut_and_told_apart_by_a_hash():
+    server = "company-internal-knowledge-base"
+    first, second = tool_name(server, "search_documents_by_semantic_similarity"), tool_name(
+        server, "search_documents_by_semantic_similarity_v2")
+    assert len(first) == len(second) == 64 and first != second
+    assert first.startswith(f"mcp__{server}__search_documents_")  # `mcp__<server>` rules still match
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", first)
+    assert tool_name(server, "search_documents_by_semantic_similarity") == first  # the same every run
+    assert tool_name("s", "x" * 55) == "mcp__s__" + "x" * 55  # 63 characters: kept whole
 
 
 @pytest.mark.parametrize(("hints", "expected"), [

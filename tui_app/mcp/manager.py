@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from tui_app.mcp.config import ConfigProblem, McpConfig
 from tui_app.mcp.connection import McpConnection, Status
-from tui_app.mcp.projection import InvalidToolSchema, fingerprint, make_tool_spec, tool_name, tool_timeout_ms
+from tui_app.mcp.projection import (
+    MAX_TOOL_NAME_CHARS,
+    InvalidToolSchema,
+    fingerprint,
+    full_tool_name,
+    make_tool_spec,
+    tool_name,
+    tool_timeout_ms,
+)
 from tui_app.runtime.events import McpServerStatus, Warning
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.sanitize import neutralize
@@ -206,6 +214,9 @@ class McpManager:
                            f'MCP server "{server.name}": tool {tool.name!r} would be named {name}, '
                            "which is already taken; it was left out")
                 continue
+            if len(full_tool_name(server.name, tool.name)) > MAX_TOOL_NAME_CHARS:
+                self._warn("mcp_tool_renamed", f'MCP server "{server.name}": tool {tool.name!r} is offered as {name} '
+                                               f"(tool names are at most {MAX_TOOL_NAME_CHARS} characters)")
             try:
                 spec = make_tool_spec(server.name, tool, connection, timeout_ms=tool_timeout_ms(server.timeout_ms),
                                       supports_images=lambda: self.supports_images)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import os
 import re
@@ -40,6 +41,8 @@ TIMEOUT_GRACE_MS = 2_000
 MCP_BUDGET = ResultBudget(max_model_bytes=50_000, max_inline_bytes=50_000, over_budget="truncate",
                           preview_end="head")
 MAX_DESCRIPTION_CHARS = 2048
+#: the longest tool name the Anthropic and OpenAI APIs accept (`^[a-zA-Z0-9_-]{1,64}$`)
+MAX_TOOL_NAME_CHARS = 64
 #: what one text block of the screen's detail pane keeps (the model's copy has its own budget)
 MAX_DISPLAY_TEXT_BYTES = 50_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -50,8 +53,18 @@ def name_segment(text: str) -> str:
     return _UNSAFE.sub("_", text) or "_"
 
 
-def tool_name(server: str, tool: str) -> str:
+def full_tool_name(server: str, tool: str) -> str:
     return f"mcp__{name_segment(server)}__{name_segment(tool)}"
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`; a name longer than the providers accept (64 characters) keeps its
+    start and ends in a short hash of the whole name, so it stays unique and the same every run."""
+    name = full_tool_name(server, tool)
+    if len(name) <= MAX_TOOL_NAME_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:MAX_TOOL_NAME_CHARS - len(digest) - 1]}_{digest}"
 
 
 def tool_timeout_ms(server_timeout_ms: int | None, env: dict[str, str] | None = None) -> int:
