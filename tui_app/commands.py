@@ -24,9 +24,10 @@ MODE_HELP = {
 
 
 def main_screen(provider: Provider) -> MainScreen | None:
-    """The main screen the palette was opened on (a replay is one), else the app's live one."""
-    screen = provider.screen if isinstance(provider.screen, MainScreen) else getattr(provider.app, "main", None)
-    return screen if isinstance(screen, MainScreen) else None
+    """The main screen (live or a replay) when the palette was opened on it. Over a dialog or
+    another screen these commands would act on what is hidden behind it, so only Textual's own
+    (Theme, Keys, Quit …) are offered there."""
+    return provider.screen if isinstance(provider.screen, MainScreen) else None
 
 
 def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:

@@ -126,6 +126,25 @@ async def test_the_command_palette_sets_the_mode_and_lists_every_action(tmp_path
             assert wanted in names
 
 
+async def test_over_a_dialog_the_palette_offers_nothing_that_acts_behind_it(tmp_path, monkeypatch):
+    session = make_session(tmp_path, monkeypatch, [{"tool_calls": [READ, EDIT]}, {"text": "Done."}])
+    app = AppUnderTest(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await type_prompt(pilot, "fix add")
+        dialog = await wait_until(pilot, lambda: app.dialog, "the approval dialog")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"sessions")
+        await pilot.pause(0.3)
+        assert "past sessions: pick one" not in screen_text(app)
+        await pilot.press("ctrl+a", "ctrl+k", *"quit")  # Textual's own commands are still there
+        await wait_until(pilot, lambda: "Quit the application" in screen_text(app), "Textual's Quit command")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is dialog, "the dialog again")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.dialog is None, "the dialog to close")
+
+
 async def test_ctrl_o_opens_the_selected_calls_artifact_in_the_browser(tmp_path, monkeypatch):
     session = make_session(tmp_path, monkeypatch, [
         {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "seq 1 20000"}}]},
