@@ -104,6 +104,30 @@ async def test_a_read_returns_at_most_30000_bytes_and_says_where_the_rest_is(tas
     assert Path(task.path).read_text() == "".join(f"{i}\n" for i in range(1, 100001))
 
 
+async def test_a_filter_returns_only_matching_lines_and_passes_over_the_rest(task_env):
+    env, _ = task_env
+    mark = marker()
+    command = (f"for i in $(seq 1 3000); do echo \"line $i\"; done; echo 'ERROR disk full'; echo -n 'ERROR half'; "
+               f"sleep 0.4; echo ' a line'; sleep {mark}")
+    try:
+        await call(env, "Bash", {"command": command, "run_in_background": True})
+        await asyncio.sleep(0.2)
+        first = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False, "filter": "ERROR|line 299[0-9]$"})
+        text = first.model_content
+        assert "<output>\nline 2990\n" in text and "line 2999\nERROR disk full\n</output>" in text
+        assert "line 1\n" not in text and "ERROR half" not in text  # an unfinished line waits for the next read
+        await asyncio.sleep(0.5)
+        second = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False, "filter": "ERROR"})
+        assert "<output>\nERROR half a line\n</output>" in second.model_content
+        plain = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False})
+        assert "(no new output)" in plain.model_content  # what the filter passed over is not read again
+        bad = await call(env, "TaskOutput", {"task_id": "bash_1", "filter": "ERROR("})
+        assert (bad.type, bad.phase) == ("ToolCallError", "precondition")
+        assert "Invalid filter regular expression 'ERROR('" in bad.model_content
+    finally:
+        kill_marked(mark)
+
+
 async def test_an_unknown_task_is_refused_with_the_known_ones(task_env):
     env, _ = task_env
     await call(env, "Bash", {"command": "true", "run_in_background": True})

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import codecs
 import itertools
+import re
 import tempfile
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -160,6 +162,42 @@ class BackgroundTasks:
             task._decoder.reset()
             data = skip_continuation(data)
         text = task._decoder.decode(data, final=status != "running")
+        return NewOutput(text=text, skipped=skipped, status=status, exit_code=exit_code)
+
+    def read_new_matching(self, task: BackgroundTask, pattern: re.Pattern[str],
+                          max_bytes: int = DEFAULT_READ_BYTES) -> NewOutput:
+        """The new lines that match `pattern` (the latest `max_bytes` of them); the others are
+        passed over for good. A running task's unfinished last line waits for the next read."""
+        status, exit_code = task.status, task.exit_code
+        if not task.writer.closed:
+            try:
+                task.writer.flush()
+            except (OSError, ValueError):
+                pass
+        kept: deque[str] = deque()
+        size = skipped = 0
+        offset = task.read_offset
+        try:
+            with open(task.path, "rb") as handle:
+                handle.seek(offset)
+                for raw in handle:
+                    if not raw.endswith(b"\n") and status == "running":
+                        break
+                    offset += len(raw)
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if not pattern.search(line):
+                        continue
+                    kept.append(line)
+                    size += len(line.encode()) + 1
+                    while size > max_bytes and len(kept) > 1:
+                        dropped = len(kept.popleft().encode()) + 1
+                        size -= dropped
+                        skipped += dropped
+        except OSError:
+            pass
+        task.read_offset = offset
+        task._decoder.reset()  # the next plain read starts on a line boundary
+        text = "".join(line + "\n" for line in kept)
         return NewOutput(text=text, skipped=skipped, status=status, exit_code=exit_code)
 
     async def stop(self, task: BackgroundTask) -> bool:

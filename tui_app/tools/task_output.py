@@ -8,6 +8,8 @@ rest is in the task's artifact, whose path is given.
 
 from __future__ import annotations
 
+import asyncio
+import re
 from typing import Any
 
 from pydantic import Field
@@ -38,6 +40,9 @@ class TaskOutputInput(StrictInput):
     block: bool | None = Field(default=None, description="Wait for the task to finish first (default: true)")
     timeout: float | None = Field(default=None, gt=0,
                                   description=f"How long to wait when blocking, in ms (default {DEFAULT_WAIT_MS})")
+    filter: str | None = Field(default=None, description=(
+        "Optional regular expression: only new output lines that match are returned. The other lines are "
+        "passed over and not returned by later reads (the task's full output stays in its file)."))
 
     @property
     def id(self) -> str:
@@ -71,8 +76,18 @@ def find_task(ctx: ToolContext, task_id: str) -> BackgroundTask:
     return task
 
 
+def compiled_filter(args: TaskOutputInput) -> re.Pattern[str] | None:
+    if args.filter is None:
+        return None
+    try:
+        return re.compile(args.filter)
+    except re.error as exc:
+        raise ToolFailure(f"Invalid filter regular expression {args.filter!r}: {exc}") from None
+
+
 async def check_input(args: TaskOutputInput, ctx: ToolContext) -> None:
     find_task(ctx, args.id)
+    compiled_filter(args)
 
 
 def status_text(task: BackgroundTask, status: str, exit_code: int | None, text: str, skipped: int) -> str:
@@ -92,7 +107,11 @@ async def read_task_output(args: TaskOutputInput, ctx: ToolContext) -> RawResult
     task = find_task(ctx, args.id)
     if args.blocking:
         await tasks.wait(task, args.wait_ms / 1000)
-    new = tasks.read_new(task, READ_BYTES)
+    pattern = compiled_filter(args)
+    if pattern is None:
+        new = tasks.read_new(task, READ_BYTES)
+    else:  # every new line is scanned: not on the event loop
+        new = await asyncio.to_thread(tasks.read_new_matching, task, pattern, READ_BYTES)
     display = BashOutputDisplay(
         command=task.command, segments=[OutputSegment(stream="stdout", text=neutralize(new.text, keep_sgr=True))]
         if new.text else [], exit_code=new.exit_code, total_bytes=task.bytes, truncated=new.skipped > 0,
