@@ -51,15 +51,6 @@ def make_session(home: Path, session_id: str, artifacts: list[tuple[str, str, st
 
 
 @pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-@pytest.fixture
 def session(tmp_path, utc) -> Path:
     return make_session(tmp_path, "s-20260101-demo", [
         ("toolu_01Bash", "Bash", PYTEST_OUTPUT),

@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import time
-
-import pytest
 
 from tests.tui.replay_data import position_after, two_turns
 from tui_app.replay_timeline import Timeline
 from tui_app.screens.replay import log_note
 from widgets.timeline_bar import label, track
-
-
-@pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def test_turns_start_right_after_their_prompt_and_jumps_stop_at_the_ends():
