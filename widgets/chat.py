@@ -1,6 +1,11 @@
 """The chat pane: prompts, the assistant's text streamed as Markdown, one line per tool call
 (Enter or click opens it), and errors.
 
+It keeps the latest MAX_ENTRIES entries mounted: every mount walks the chat's children, so a
+chat of thousands of widgets made each new line slower and a long replay took seconds to open.
+Older entries give way to a line that says how many are not shown (the table lists every call,
+Export transcript has the whole conversation).
+
 Model text is untrusted: control sequences are neutralised before it reaches the Markdown parser,
 Markdown builds plain Content (no Textual markup), and a link click never opens anything.
 """
@@ -21,6 +26,7 @@ from textual.widgets.markdown import MarkdownStream
 from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
+    FileChangedExternally,
     ModelRetry,
     ModelStepEnded,
     TurnEnded,
@@ -34,6 +40,11 @@ from widgets.line_render import load_css
 from widgets.messages import CallSelected
 from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 from widgets.untrusted import one_line, plain
+
+#: the entries the chat keeps mounted (bench/replay_timeline.py)
+MAX_ENTRIES = 150
+#: a live chat drops its oldest entries this many at a time, not one per new line
+TRIM_STEP = 50
 
 STATE_STYLES = {
     "queued": "$foreground 60%", "awaiting approval": "bold $text-warning", "running": "bold $text-primary",
@@ -110,6 +121,14 @@ class CallLine(Static, can_focus=True):
         self.post_message(CallSelected(self.call_id))
 
 
+class EarlierEntries(Static):
+    """The first line of a chat whose oldest entries gave way."""
+
+    def show(self, count: int) -> None:
+        self.update(Content(f"⋯ {count:,} earlier entr{'y' if count == 1 else 'ies'} not shown here: every call "
+                            "is in the table, the whole conversation in Export transcript (ctrl+p)"))
+
+
 class ChatView(VerticalScroll):
     DEFAULT_CSS = load_css("chat")
 
@@ -125,6 +144,11 @@ class ChatView(VerticalScroll):
         self._pending: list[Any] | None = None
         #: events seen so far; each widget remembers after how many it appeared (for `rewind`)
         self.applied = 0
+        #: entries that gave way to newer ones, the calls among them, and the newest position among them
+        self.hidden = 0
+        self._hidden_calls: set[str] = set()
+        self._hidden_upto = 0
+        self._earlier: EarlierEntries | None = None
 
     def on_mount(self) -> None:
         self.anchor()
@@ -159,6 +183,9 @@ class ChatView(VerticalScroll):
                                   f"(waiting {fmt_duration(event.wait_ms)})", "warning")
         elif isinstance(event, Warning):
             await self.add_notice(f"{event.code}: {event.message}", "warning")
+        elif isinstance(event, FileChangedExternally):
+            await self.add_notice(f"{short_path(event.path, self.cwd)} changed outside Vigil ({event.change})",
+                                  "warning")
         else:
             row = self.rows.apply(event)
             if row is not None:
@@ -189,13 +216,58 @@ class ChatView(VerticalScroll):
             self._pending.append(widget)
         else:
             await self.mount(widget)
+            await self._trim(MAX_ENTRIES + TRIM_STEP)
 
     async def _flush(self) -> None:
         if self._pending:
             pending, self._pending = self._pending, []
+            if len(pending) > MAX_ENTRIES:  # what would give way at once is never mounted
+                self._forget(pending[:-MAX_ENTRIES])
+                pending = pending[-MAX_ENTRIES:]
             await self.mount_all(pending)
+            await self._trim(MAX_ENTRIES)
+            if self.hidden:
+                await self._show_hidden()
+
+    @property
+    def entries(self) -> list[Any]:
+        return [child for child in self.children if child is not self._earlier]
+
+    async def _trim(self, limit: int) -> None:
+        """Over `limit` entries: the oldest give way until MAX_ENTRIES are left."""
+        entries = self.entries
+        if len(entries) <= limit:
+            return
+        oldest = [w for w in entries[:len(entries) - MAX_ENTRIES] if w not in self._streaming()]
+        self._forget(oldest)
+        await self.remove_children(oldest)
+        await self._show_hidden()
+
+    def _streaming(self) -> set[Any]:
+        return {markdown for markdown, _, _ in self._streams.values()}
+
+    def _forget(self, widgets: Sequence[Any]) -> None:
+        for widget in widgets:
+            if isinstance(widget, CallLine):
+                self._call_lines.pop(widget.call_id, None)
+                self._hidden_calls.add(widget.call_id)
+            self._hidden_upto = max(self._hidden_upto, getattr(widget, "chat_position", 0))
+        self.hidden += len(widgets)
+
+    async def _show_hidden(self) -> None:
+        if not self.hidden:
+            if self._earlier is not None:
+                await self._earlier.remove()
+                self._earlier = None
+            return
+        if self._earlier is None:
+            self._earlier = EarlierEntries(classes="earlier")
+            await self.mount(self._earlier, before=0)
+        self._earlier.show(self.hidden)
 
     async def _call_changed(self, row: ToolRow) -> None:
+        if row.call_id in self._hidden_calls:
+            return  # its line gave way; the table still shows it
         line = self._call_lines.get(row.call_id)
         if line is None:
             line = self._call_lines[row.call_id] = CallLine(row, self.cwd)
@@ -233,12 +305,16 @@ class ChatView(VerticalScroll):
 
     async def rewind(self, events: Sequence[Any]) -> None:
         """Back to how the chat was after `events` (the first ones it was given): what appeared
-        later is removed, and the call lines show their calls as they were then."""
+        later is removed, and the call lines show their calls as they were then. Going back past
+        entries that gave way builds the chat again from `events` (only the latest are mounted)."""
         for _, stream, _ in list(self._streams.values()):
             await stream.stop()
         self._streams.clear()
         position = len(events)
-        later = [child for child in self.children if getattr(child, "chat_position", 0) > position]
+        if self.hidden and position < self._hidden_upto:
+            await self._rebuild(events)
+            return
+        later = [child for child in self.entries if getattr(child, "chat_position", 0) > position]
         if later:
             await self.remove_children(later)
         self.rows = ToolRows()
@@ -254,6 +330,19 @@ class ChatView(VerticalScroll):
             if row is not None:
                 line.set_row(row)
         self.applied = position
+
+    async def _rebuild(self, events: Sequence[Any]) -> None:
+        await self.remove_children()
+        self.rows = ToolRows()
+        self._call_lines = {}
+        self._last_error = ""
+        self.applied = self.hidden = self._hidden_upto = 0
+        self._hidden_calls = set()
+        self._earlier = None
+        async with self.mounting_together():
+            for event in events:
+                await self.apply(event)
+        await self._show_hidden()
 
     def call_line(self, call_id: str) -> CallLine | None:
         return self._call_lines.get(call_id)

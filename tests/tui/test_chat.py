@@ -11,11 +11,20 @@ from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
     ModelRetry,
+    ToolCallRequested,
     ToolCallResult,
     TurnEnded,
     TurnStarted,
 )
-from widgets.chat import AssistantMarkdown, CallLine, ChatView
+from widgets.chat import (
+    MAX_ENTRIES,
+    TRIM_STEP,
+    AssistantMarkdown,
+    CallLine,
+    ChatPrompt,
+    ChatView,
+    EarlierEntries,
+)
 from widgets.messages import CallSelected
 
 ANSWER = "The fix is in **`median`**:\n\n- average the two middle values\n- see [docs](https://example.com/x)\n"
@@ -137,3 +146,60 @@ async def test_errors_and_retries_are_shown():
         text = screen_text(app)
         assert "⚠ model retry 2/5: overloaded (waiting 3.0s)" in text
         assert "✗ provider returned 500" in text
+
+
+def calls(first: int, count: int) -> list[ToolCallRequested]:
+    return [ToolCallRequested(call_id=f"c{i:04d}", step=1, index=i, name="Read", input={"file_path": f"f{i:04d}.py"})
+            for i in range(first, first + count)]
+
+
+def call_ids(chat: ChatView) -> list[str]:
+    return [line.call_id for line in chat.query(CallLine)]
+
+
+async def test_a_long_chat_keeps_the_latest_entries_and_says_how_many_gave_way():
+    app = ChatApp()
+    async with app.run_test(size=(90, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        async with chat.mounting_together():  # a replay or a resume: one batch
+            for event in calls(0, MAX_ENTRIES + 150):
+                await chat.apply(event)
+        await pilot.pause()
+        assert call_ids(chat) == [f"c{i:04d}" for i in range(150, MAX_ENTRIES + 150)]
+        assert chat.hidden == 150
+        earlier = chat.children[0]
+        assert isinstance(earlier, EarlierEntries)
+        chat.scroll_home(animate=False)
+        await pilot.pause()
+        assert "⋯ 150 earlier entries not shown here" in screen_text(app)
+        # a call whose line gave way changes state: the line is not brought back at the bottom
+        await chat.apply(ToolCallResult(call_id="c0003", tool="Read", model_content="ok"))
+        assert "c0003" not in call_ids(chat) and len(call_ids(chat)) == MAX_ENTRIES
+
+        # a live chat, one line at a time: it drops the oldest in steps, never more than a step over
+        for event in calls(MAX_ENTRIES + 150, TRIM_STEP + 1):
+            await chat.apply(event)
+            assert len(chat.entries) <= MAX_ENTRIES + TRIM_STEP
+        assert len(chat.entries) == MAX_ENTRIES and call_ids(chat)[-1] == f"c{MAX_ENTRIES + 150 + TRIM_STEP:04d}"
+        assert chat.hidden == 150 + TRIM_STEP + 1
+        await pilot.pause()
+        assert f"⋯ {150 + TRIM_STEP + 1} earlier entries" in str(earlier.render())
+
+
+async def test_going_back_past_entries_that_gave_way_shows_them_again():
+    app = ChatApp()
+    async with app.run_test(size=(90, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        events = [TurnStarted(turn_id="t1", prompt="read them all"), *calls(0, MAX_ENTRIES + 100)]
+        async with chat.mounting_together():
+            for event in events:
+                await chat.apply(event)
+        assert "c0000" not in call_ids(chat)
+        await chat.rewind(events[:51])  # the prompt and the first 50 calls
+        await pilot.pause()
+        assert call_ids(chat) == [f"c{i:04d}" for i in range(50)] and chat.hidden == 0
+        assert len(chat.query(EarlierEntries)) == 0 and isinstance(chat.entries[0], ChatPrompt)
+        await chat.rewind(events[:10])  # within what is shown: only later lines go
+        assert call_ids(chat) == [f"c{i:04d}" for i in range(9)]
+        await chat.rewind([])
+        assert chat.entries == [] and len(chat.query(EarlierEntries)) == 0

@@ -21,7 +21,6 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from tui_app.runtime.events import (
-    FileChangedExternally,
     McpServerStatus,
     PermissionRequested,
     SessionStarted,
@@ -35,7 +34,6 @@ from tui_app.runtime.paths import session_dir
 from widgets.chat import ChatView
 from widgets.detail import DetailPane
 from widgets.diff_view import DiffView
-from widgets.formatting import short_path
 from widgets.messages import CallSelected
 from widgets.prompt_input import PromptInput
 from widgets.session_header import SessionHeader
@@ -202,9 +200,6 @@ class MainScreen(Screen[None]):
                     busy = True
                 elif isinstance(event, TurnEnded):
                     busy = False
-                elif isinstance(event, FileChangedExternally):
-                    await chat.add_notice(f"{short_path(event.path, self.cwd)} changed outside Vigil ({event.change})",
-                                          "warning")
                 elif isinstance(event, SessionStarted):
                     self.cwd = self.cwd or event.cwd
                 elif isinstance(event, SettingsLoaded):
