@@ -113,10 +113,10 @@ CONVERSATION = [
 ]
 
 
-async def sent_body(messages: list[Message], tools=TOOLS, system: str = "You are Vigil's agent.") -> tuple:
+async def sent_body(messages: list[Message], tools=TOOLS, system: str = "You are Vigil's agent.", **kw) -> tuple:
     with LoopbackServer() as server:
         server.queue(anthropic_reply(text="ok"))
-        model = model_for(server)
+        model = model_for(server, **kw)
         await collect(model, ModelRequest(system=system, messages=messages, tools=tools))
         await model.aclose()
         return server.requests[0], model
@@ -139,6 +139,18 @@ async def test_the_request_is_a_valid_streaming_messages_request_with_every_bloc
     assert results[0]["content"][1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                                                     "data": "iVBO"}}
     assert "$schema" not in body["tools"][0]["input_schema"]
+
+
+async def test_a_thinking_budget_asks_for_extended_thinking_and_leaves_the_answer_room():
+    request, _ = await sent_body(CONVERSATION, thinking_tokens=10_000)
+    body = request.json
+    assert problems(body, MessageCreateParamsStreaming) == []
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 10_000}
+    assert body["max_tokens"] == 18_192  # above the budget, as the API requires
+    request, _ = await sent_body(CONVERSATION, thinking_tokens=4096)
+    assert request.json["max_tokens"] == 8192
+    request, _ = await sent_body(CONVERSATION)
+    assert "thinking" not in request.json
 
 
 async def test_system_tools_and_the_newest_message_carry_the_cache_breakpoints():

@@ -14,7 +14,7 @@ from tui_app.assemble import SessionOptions, SetupError, build_model
 from tui_app.providers.anthropic import AnthropicModel
 from tui_app.providers.openai import OpenAIModel
 from tui_app.providers.scripted import ScriptedModel
-from tui_app.providers.select import ProviderSetupError, resolve_config
+from tui_app.providers.select import ProviderSetupError, build_client, resolve_config
 from tui_app.runtime.registry import ToolRegistry
 
 home = private_home  # the fixture, visible to this module's tests
@@ -144,3 +144,17 @@ def test_resuming_a_session_that_does_not_exist_is_one_line(home, clean_env, cap
     assert cli.main(["--resume", "20990101-000000-ffffff", "-p", "hi"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no recorded session '20990101-000000-ffffff'" in err
+
+
+def test_max_thinking_tokens_sets_the_thinking_budget():
+    base = {"ANTHROPIC_API_KEY": "sk-ant"}
+    assert resolve_config(environ=base).thinking_tokens is None
+    assert resolve_config(environ={**base, "MAX_THINKING_TOKENS": "0"}).thinking_tokens is None
+    config = resolve_config(environ={**base, "MAX_THINKING_TOKENS": "16000"})
+    assert config.thinking_tokens == 16000 and build_client(config).thinking_tokens == 16000
+    from_settings = resolve_config(settings={"env": {"MAX_THINKING_TOKENS": 2048}}, environ=base)
+    assert from_settings.thinking_tokens == 2048
+    for bad in ("500", "lots", "-5"):
+        with pytest.raises(ProviderSetupError, match=f"MAX_THINKING_TOKENS must be 0 or a whole number of at "
+                                                     f"least 1024, not '{bad}'"):
+            resolve_config(environ={**base, "MAX_THINKING_TOKENS": bad})

@@ -215,8 +215,11 @@ class AnthropicModel(HttpModel):
     provider = "anthropic"
     supports_images = True
 
-    def __init__(self, *, model: str = DEFAULT_MODEL, base_url: str = DEFAULT_BASE_URL, **kw: Any) -> None:
+    def __init__(self, *, model: str = DEFAULT_MODEL, base_url: str = DEFAULT_BASE_URL,
+                 thinking_tokens: int | None = None, **kw: Any) -> None:
         super().__init__(model=model, base_url=base_url, **kw)
+        #: extended thinking's budget; the thinking comes back as blocks the chat shows
+        self.thinking_tokens = thinking_tokens
         self._menu: tuple[list[ToolDefinition], list[dict[str, Any]]] | None = None
 
     @property
@@ -237,11 +240,13 @@ class AnthropicModel(HttpModel):
         return self._menu[1]
 
     def encode(self, request: ModelRequest) -> bytes:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens or request.max_tokens or DEFAULT_MAX_TOKENS,
-            "stream": True,
-        }
+        max_tokens = self.max_tokens or request.max_tokens or DEFAULT_MAX_TOKENS
+        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "stream": True}
+        if self.thinking_tokens:
+            # the budget is part of max_tokens, which must stay above it: the answer keeps its room
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_tokens}
+            if max_tokens <= self.thinking_tokens:
+                body["max_tokens"] = self.thinking_tokens + max_tokens
         if request.system:
             body["system"] = [{"type": "text", "text": request.system, "cache_control": dict(EPHEMERAL)}]
         if request.tools:

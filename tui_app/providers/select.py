@@ -8,6 +8,8 @@
     base URL   --base-url, settings `baseUrl`, ANTHROPIC_BASE_URL / OPENAI_BASE_URL, the default
     API key    the variable named by settings `apiKeyEnv`, else ANTHROPIC_API_KEY / OPENAI_API_KEY,
                looked up in settings `env` first, then the process environment
+    thinking   MAX_THINKING_TOKENS (Claude Code's variable, settings `env` or the environment): the
+               Anthropic provider asks for extended thinking with that budget (at least 1024)
 
 Nothing configured means no network provider (`None`): the caller runs the bundled demo.
 """
@@ -28,6 +30,8 @@ KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 #: hosts that always want a key (a local server usually does not)
 KEYED_HOSTS = ("api.openai.com", "openrouter.ai", "api.anthropic.com")
+#: the smallest thinking budget the Messages API accepts
+MIN_THINKING_TOKENS = 1024
 
 
 class ProviderSetupError(ValueError):
@@ -41,6 +45,8 @@ class ProviderConfig:
     base_url: str
     api_key: str | None
     max_tokens: int | None = None
+    #: extended thinking budget (Anthropic); None: not asked for
+    thinking_tokens: int | None = None
 
 
 def _text(value: Any) -> str | None:
@@ -101,10 +107,24 @@ def resolve_config(
     max_tokens = settings.get("maxTokens")
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
         raise ProviderSetupError(f"settings maxTokens must be a positive whole number, not {max_tokens!r}")
-    return ProviderConfig(chosen, model, base, key, max_tokens)
+    return ProviderConfig(chosen, model, base, key, max_tokens, thinking_budget(env))
+
+
+def thinking_budget(env: Mapping[str, str]) -> int | None:
+    """MAX_THINKING_TOKENS as a budget; unset, empty or 0 turns thinking off."""
+    raw = (env.get("MAX_THINKING_TOKENS") or "").strip()
+    if raw in ("", "0"):
+        return None
+    if not raw.isdigit() or int(raw) < MIN_THINKING_TOKENS:
+        raise ProviderSetupError(f"MAX_THINKING_TOKENS must be 0 or a whole number of at least "
+                                 f"{MIN_THINKING_TOKENS}, not {raw!r}")
+    return int(raw)
 
 
 def build_client(config: ProviderConfig, **kw: Any) -> ModelClient:
-    cls = anthropic_wire.AnthropicModel if config.provider == "anthropic" else openai_wire.OpenAIModel
-    return cls(model=config.model, base_url=config.base_url, api_key=config.api_key,
-               max_tokens=config.max_tokens, **kw)
+    if config.provider == "anthropic":
+        kw.setdefault("thinking_tokens", config.thinking_tokens)
+        return anthropic_wire.AnthropicModel(model=config.model, base_url=config.base_url, api_key=config.api_key,
+                                             max_tokens=config.max_tokens, **kw)
+    return openai_wire.OpenAIModel(model=config.model, base_url=config.base_url, api_key=config.api_key,
+                                   max_tokens=config.max_tokens, **kw)
