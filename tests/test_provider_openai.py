@@ -17,7 +17,7 @@ from tests.test_provider_anthropic import CONVERSATION, PROMPT, TOOLS, tools_byt
 from tests.wire_server import LoopbackServer, Piece, Reply, collect, data_lines, openai_chunks, openai_reply
 from tui_app.providers.openai import OpenAIModel, chat_base_url
 from tui_app.providers.retry import RetryPolicy
-from tui_app.runtime.messages import Message, TextBlock, ToolUseBlock
+from tui_app.runtime.messages import Message, TextBlock, ThinkingBlock, ToolUseBlock
 from tui_app.runtime.model import ModelError, ModelRequest
 
 CALLS = [{"id": "call_FthC9qRpsL5kBpwwyw6c7j4k", "name": "Read", "input": {"file_path": "a.py"}},
@@ -82,7 +82,7 @@ async def test_the_request_is_a_valid_streaming_chat_request_with_tool_messages(
     assert problems(body, CompletionCreateParamsStreaming) == []
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     roles = [m["role"] for m in body["messages"]]
-    assert roles == ["system", "user", "assistant", "tool", "tool"]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
     assistant = body["messages"][2]
     assert assistant["content"] == "\n\nReading it."
     assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ['{"file_path":"a.py"}', "{}"]
@@ -90,6 +90,11 @@ async def test_the_request_is_a_valid_streaming_chat_request_with_tool_messages(
     assert (first["tool_call_id"], second["tool_call_id"]) == ("toolu_1", "toolu_2")
     assert second["content"].startswith("<tool_use_error>")
     assert body["messages"][1]["content"][1]["image_url"]["url"] == "data:image/png;base64,iVBORw0KGgo="
+    # a tool message carries text only: the tool's image follows in a user message that names the call
+    assert first["content"] == "x = 1\n[image image/png]"
+    assert body["messages"][5]["content"] == [
+        {"type": "text", "text": "The image returned by tool call toolu_1:"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}]
     assert body["tools"][0] == {"type": "function", "function": {
         "name": "Read", "description": "Read a file.", "parameters": {
             "type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"],
@@ -178,3 +183,25 @@ async def test_text_after_a_tool_call_is_a_new_block_and_the_call_closes_first()
             TextBlock(text="go")])], tools=TOOLS))
         await model.aclose()
     assert [b["type"] for b in ours.blocks] == ["tool_use", "text"]
+
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
+async def test_a_servers_reasoning_is_thinking_on_screen_and_never_sent_back(key):
+    chunks = openai_chunks(text="It is in a.py.", tool_calls=CALLS[:1])
+    base = {k: v for k, v in chunks[0].items() if k != "choices"}
+    for n, piece in enumerate(["The user asks ", "where it is. ", "Check a.py."]):
+        chunks.insert(1 + n, {**base, "choices": [{"index": 0, "delta": {key: piece}, "finish_reason": None}]})
+    with LoopbackServer() as server:
+        server.queue(Reply(pieces=data_lines(chunks)))
+        server.queue(openai_reply(text="ok"))
+        model = model_for(server)
+        ours = await collect(model, ModelRequest(system="", messages=PROMPT, tools=TOOLS))
+        assert ours.blocks[0] == {"type": "reasoning", "text": "The user asks where it is. Check a.py."}
+        assert [b["type"] for b in ours.blocks] == ["reasoning", "text", "tool_use"]
+        again = [*PROMPT, Message(role="assistant", content=[
+            ThinkingBlock(raw=ours.blocks[0]), TextBlock(text="It is in a.py.")])]
+        await collect(model, ModelRequest(system="", messages=again, tools=TOOLS))
+        await model.aclose()
+    sent = server.requests[1].json["messages"]
+    assert sent[-1] == {"role": "assistant", "content": "It is in a.py."}
+    assert "The user asks" not in json.dumps(sent)

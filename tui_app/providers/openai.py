@@ -38,6 +38,7 @@ from tui_app.runtime.model import (
     StepStop,
     StreamEvent,
     TextDelta,
+    ThinkingBlockDone,
     ToolInputDelta,
     ToolUseStart,
 )
@@ -63,6 +64,20 @@ def _user_content(blocks: list[Any]) -> str | list[dict[str, Any]]:
     return parts
 
 
+def _result_images(results: list[ToolResultBlock]) -> list[TextBlock | ImageBlock]:
+    """A tool message carries text only: the images of tool results follow in a user message,
+    each named by its call, so the model still sees what a tool returned."""
+    out: list[TextBlock | ImageBlock] = []
+    for result in results:
+        images = [part for part in result.content if isinstance(part, ImageBlock)] \
+            if isinstance(result.content, list) else []
+        if images:
+            out.append(TextBlock(text=f"The image{'s' if len(images) > 1 else ''} returned by tool call "
+                                      f"{result.tool_use_id}:"))
+            out.extend(images)
+    return out
+
+
 def _tool_message(block: ToolResultBlock) -> dict[str, Any]:
     text = content_text(block.content)
     if block.is_error and not text.startswith("<tool_use_error>"):
@@ -85,8 +100,9 @@ def encode_messages(system: str, messages: list[Message]) -> list[dict[str, Any]
                 entry["tool_calls"] = calls
             out.append(entry)
             continue
-        out.extend(_tool_message(b) for b in message.content if isinstance(b, ToolResultBlock))
-        rest = [b for b in message.content if isinstance(b, TextBlock | ImageBlock)]
+        results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+        out.extend(_tool_message(b) for b in results)
+        rest = _result_images(results) + [b for b in message.content if isinstance(b, TextBlock | ImageBlock)]
         if rest:
             out.append({"role": "user", "content": _user_content(rest)})
     return out
@@ -132,6 +148,10 @@ class OpenAIDecoder:
     calls: dict[int, _Call] = field(default_factory=dict)
     next_block: int = 0
     text_block: int | None = None
+    #: the reasoning an OpenAI-compatible server streams (`reasoning_content`: vLLM, llama.cpp,
+    #: DeepSeek; `reasoning`: OpenRouter, ollama): shown as thinking, never sent back
+    reasoning_block: int | None = None
+    reasoning: list[str] = field(default_factory=list)
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         if not isinstance(chunk, dict):
@@ -146,6 +166,11 @@ class OpenAIDecoder:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                if self.reasoning_block is None:
+                    self.reasoning_block = self._take_block()
+                self.reasoning.append(reasoning)
             for key in ("content", "refusal"):  # a refusal is the model's words too: show them
                 if isinstance(delta.get(key), str) and delta[key]:
                     out += self._text(delta[key])
@@ -168,9 +193,18 @@ class OpenAIDecoder:
         return StreamFailure(f"openai stream error: {words}", status=status, retryable=retryable)
 
     def _text(self, text: str) -> list[StreamEvent]:
+        out = self._close_reasoning()
         if self.text_block is None:
             self.text_block = self._take_block()
-        return [TextDelta(self.text_block, text)]
+        return [*out, TextDelta(self.text_block, text)]
+
+    def _close_reasoning(self) -> list[StreamEvent]:
+        """The reasoning ends where the answer or a call begins."""
+        if self.reasoning_block is None:
+            return []
+        index, self.reasoning_block = self.reasoning_block, None
+        text, self.reasoning = "".join(self.reasoning), []
+        return [ThinkingBlockDone(index, {"type": "reasoning", "text": text})]
 
     def _close_text(self) -> list[StreamEvent]:
         if self.text_block is None:
@@ -200,6 +234,7 @@ class OpenAIDecoder:
         out: list[StreamEvent] = []
         call = self.calls.get(position)
         if call is None:
+            out += self._close_reasoning()
             out += self._close_text()
             # calls stream one after another: an earlier call whose arguments parse is complete
             for earlier in self.calls.values():
@@ -234,7 +269,7 @@ class OpenAIDecoder:
         return [*out, BlockStop(call.block)]
 
     def _close_all(self) -> list[StreamEvent]:
-        out = self._close_text()
+        out = self._close_reasoning() + self._close_text()
         for call in self.calls.values():
             if not call.closed:
                 out += self._close(call)
