@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from tui_app.runtime.messages import content_text
+from tui_app.runtime.messages import content_text, thinking_text
 from tui_app.runtime.sanitize import neutralize
 
 MAX_RESULT_LINES = 40
@@ -48,6 +48,8 @@ def transcript_markdown(events: Iterable[Any]) -> str:
             out.append(f"## {who}\n\n{neutralize(event.text)}\n")
         elif kind == "AssistantText":
             out.append(f"## Assistant\n\n{neutralize(event.text)}\n")
+        elif kind == "AssistantThinking":
+            out.append(_thinking_section(event.raw))
         elif kind == "ToolCallRequested":
             calls[event.call_id or ""] = event
         elif kind in ("ToolCallResult", "ToolCallError"):
@@ -55,6 +57,14 @@ def transcript_markdown(events: Iterable[Any]) -> str:
         elif kind == "TurnEnded" and event.reason != "completed":
             out.append(f"> Turn ended: {event.reason}{': ' + event.message if event.message else ''}\n")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _thinking_section(raw: dict[str, Any]) -> str:
+    text = thinking_text(raw)
+    if text is None:
+        return "> *Thinking (redacted by the provider)*\n"
+    quoted = "\n".join(f"> {line}" if line else ">" for line in neutralize(text).strip().splitlines())
+    return f"> *Thinking*\n>\n{quoted}\n"
 
 
 def _call_section(requested: Any, outcome: Any) -> str:

@@ -26,6 +26,7 @@ from textual.widgets.markdown import MarkdownStream
 from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
+    AssistantThinking,
     FileChangedExternally,
     ModelRetry,
     ModelStepEnded,
@@ -34,6 +35,7 @@ from tui_app.runtime.events import (
     UserMessage,
     Warning,
 )
+from tui_app.runtime.messages import thinking_text
 from tui_app.runtime.sanitize import neutralize
 from widgets.formatting import fmt_bytes, fmt_duration, short_path
 from widgets.line_render import load_css
@@ -45,6 +47,8 @@ from widgets.untrusted import one_line, plain
 MAX_ENTRIES = 150
 #: a live chat drops its oldest entries this many at a time, not one per new line
 TRIM_STEP = 50
+#: lines of the model's thinking shown before it is opened
+THINKING_LINES = 3
 
 STATE_STYLES = {
     "queued": "$foreground 60%", "awaiting approval": "bold $text-warning", "running": "bold $text-primary",
@@ -121,6 +125,37 @@ class CallLine(Static, can_focus=True):
         self.post_message(CallSelected(self.call_id))
 
 
+class ThinkingNote(Static, can_focus=True):
+    """The model's thinking, dimmed: its first lines, and all of it on Enter or a click."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle", "Show all", show=False)]
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        super().__init__(Content(""))
+        text = thinking_text(raw)
+        self.lines = neutralize(text).strip().splitlines() if text is not None else []
+        self.redacted = text is None
+        self.expanded = False
+        self.show()
+
+    def show(self) -> None:
+        if self.redacted:
+            self.update(Content("✻ thinking (redacted by the provider)"))
+            return
+        shown = self.lines if self.expanded else self.lines[:THINKING_LINES]
+        more = len(self.lines) - len(shown)
+        head = "✻ thinking" + (f" · {more} more line{'s' if more != 1 else ''}, enter shows them" if more else "")
+        self.update(Content("\n".join([head, *shown])))
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+        self.show()
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.action_toggle()
+
+
 class EarlierEntries(Static):
     """The first line of a chat whose oldest entries gave way."""
 
@@ -168,6 +203,8 @@ class ChatView(VerticalScroll):
             await self._final_text(event)
         elif isinstance(event, TurnStarted):
             await self._add(ChatPrompt(event.prompt))
+        elif isinstance(event, AssistantThinking):
+            await self._add(ThinkingNote(event.raw))
         elif isinstance(event, UserMessage) and event.source != "user":
             await self.add_notice(f"{'hook' if event.source == 'hook' else 'stop hook'} added: {event.text}", "info")
         elif isinstance(event, TurnEnded) and event.reason in ("error", "rejected", "max_turns"):

@@ -10,6 +10,7 @@ from tests.tui.session_data import CWD, session_events
 from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
+    AssistantThinking,
     ModelRetry,
     ToolCallRequested,
     ToolCallResult,
@@ -24,6 +25,7 @@ from widgets.chat import (
     ChatPrompt,
     ChatView,
     EarlierEntries,
+    ThinkingNote,
 )
 from widgets.messages import CallSelected
 
@@ -203,3 +205,28 @@ async def test_going_back_past_entries_that_gave_way_shows_them_again():
         assert call_ids(chat) == [f"c{i:04d}" for i in range(9)]
         await chat.rewind([])
         assert chat.entries == [] and len(chat.query(EarlierEntries)) == 0
+
+
+async def test_the_models_thinking_is_shown_dimmed_and_opens_on_enter():
+    app = ChatApp()
+    async with app.run_test(size=(90, 24)) as pilot:
+        chat = app.query_one(ChatView)
+        lines = ["The test expects 2.5.", "median returns the upper middle.", "[bold]So[/] the even case",
+                 "needs the mean of the two.", "\x1b]52;c;ZXZpbA==\x07Edit stats.py."]
+        await chat.apply(TurnStarted(turn_id="t1", prompt="why?"))
+        await chat.apply(AssistantThinking(turn_id="t1", step=1, index=0,
+                                           raw={"type": "thinking", "thinking": "\n".join(lines), "signature": "s"}))
+        await chat.apply(AssistantThinking(turn_id="t1", step=1, index=1,
+                                           raw={"type": "redacted_thinking", "data": "opaque"}))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "✻ thinking · 2 more lines, enter shows them" in text
+        assert "[bold]So[/] the even case" in text and "needs the mean" not in text
+        assert "✻ thinking (redacted by the provider)" in text
+        note = app.query(ThinkingNote).first()
+        note.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "needs the mean of the two." in text and "Edit stats.py." in text and "more lines" not in text
+        assert "\x1b" not in "".join(strip.text for strip in note.render_lines(note.region.reset_offset))

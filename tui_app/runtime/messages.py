@@ -40,6 +40,13 @@ class ThinkingBlock(_Block):
     raw: dict[str, Any]
 
 
+def thinking_text(raw: dict[str, Any]) -> str | None:
+    """The readable text of a thinking block: Anthropic's `thinking`, or the `reasoning` an
+    OpenAI-compatible server streamed; None when the provider redacted it."""
+    text = raw.get("thinking") if raw.get("type") == "thinking" else raw.get("text")
+    return text if isinstance(text, str) else None
+
+
 ResultPart = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
 ObservationContent = str | list[ResultPart]
 
