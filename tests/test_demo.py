@@ -40,6 +40,9 @@ async def test_the_demo_finds_and_fixes_the_bug_when_the_edit_is_approved(tmp_pa
     project, turn, events, asked = await run_demo(tmp_path, monkeypatch, lambda e: "allow")
     assert turn.reason == "completed", turn.error
     assert "scripted demo" in turn.text.lower() or "scripted" in turn.text
+    # the model's reasoning before the fix is there to be shown
+    (thinking,) = [e for e in events if e.type == "AssistantThinking"]
+    assert "Only the even branch is wrong" in thinking.raw["thinking"]
     # the two reads ran as one parallel group
     scheduled = {e.call_id: e.group for e in events if e.type == "ToolCallScheduled"}
     assert scheduled["toolu_demo_02"] == scheduled["toolu_demo_03"]
