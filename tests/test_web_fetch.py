@@ -4,10 +4,14 @@ the timeout, large pages to an artifact, and the addresses it refuses before con
 from __future__ import annotations
 
 import dataclasses
+import socket
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -63,6 +67,17 @@ class Site(BaseHTTPRequestHandler):
             self.send(200, b"\x89PNG\r\n\x1a\n" + bytes(100), "image/png")
         else:
             self.send(404, b"<html><body><p>No such page</p></body></html>")
+
+
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_variables(monkeypatch) -> None:
+    """The loopback site is reached directly unless a test sets a proxy."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +199,65 @@ def test_webfetch_is_read_only_but_not_effectively_so():
     assert flags.read_only and not flags.effectively_read_only and not flags.runs_in_parallel
     assert WEB_FETCH.permission.kind == "web" and WEB_FETCH.permission.rule_key == "url"
     assert WEB_FETCH.timeout.default_ms == 60_000
+
+
+class ForwardProxy(BaseHTTPRequestHandler):
+    """A plain HTTP forward proxy: it takes absolute-form requests and fetches them itself."""
+
+    seen: ClassVar[list[str]] = []
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        ForwardProxy.seen.append(self.path)
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "connection")}
+        try:
+            with opener.open(urllib.request.Request(self.path, headers=headers), timeout=10) as upstream:
+                status, body, kind = upstream.status, upstream.read(), upstream.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as exc:
+            status, body, kind = exc.code, exc.read(), exc.headers.get("Content-Type", "")
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def proxy() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ForwardProxy)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ForwardProxy.seen = []
+    yield f"http://user:secret@127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+async def test_http_proxy_is_used_and_no_proxy_bypasses_it(site, proxy, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    out, _ = await fetch(f"{site}/page")
+    assert isinstance(out, ToolCallResult), out.model_content
+    assert "# Version 2.0" in out.model_content
+    assert ForwardProxy.seen == [f"{site}/page"]
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    out, _ = await fetch(f"{site}/page")
+    assert isinstance(out, ToolCallResult) and ForwardProxy.seen == [f"{site}/page"]  # straight to the site
+
+
+async def test_through_a_proxy_private_addresses_are_still_refused_and_a_dead_proxy_is_named(proxy, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    out, _ = await fetch("http://10.1.2.3/admin")
+    assert isinstance(out, ToolCallError) and "it is a private-network address" in out.model_content
+    assert ForwardProxy.seen == []
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    port = dead.getsockname()[1]
+    dead.close()
+    monkeypatch.setenv("HTTP_PROXY", f"http://user:secret@127.0.0.1:{port}")
+    out, _ = await fetch("http://127.0.0.1:9/page")
+    assert isinstance(out, ToolCallError)
+    assert f"through the proxy http://127.0.0.1:{port}" in out.model_content and "secret" not in out.model_content

@@ -4,6 +4,8 @@
   name that resolves to 10.x is refused like 10.x itself); loopback is allowed. The connection
   goes to the very address that was checked (Host header and TLS SNI keep the name), so a
   second DNS answer cannot slip a private address in.
+* HTTPS_PROXY / HTTP_PROXY / ALL_PROXY (and NO_PROXY) are honoured: through a proxy the name is
+  still resolved and checked here first, and the proxy connects to it.
 * Redirects on the same host are followed; a redirect to another host is reported to the model,
   which may fetch it with a new call (and a new permission decision).
 * The body is read up to a size cap, then the connection is dropped; the timeout is the
@@ -21,6 +23,7 @@ import os
 import re
 import socket
 import time
+import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,31 +163,71 @@ def max_bytes() -> int:
         return MAX_RESPONSE_BYTES
 
 
-async def get_once(client: httpx.AsyncClient, url: httpx.URL, limit: int) -> Fetched:
+def proxy_for(url: httpx.URL) -> str | None:
+    """The proxy the environment names for this URL, None to connect directly."""
+    proxies = urllib.request.getproxies_environment()
+    if proxies.get("no") and urllib.request.proxy_bypass_environment(url.host, proxies):
+        return None
+    return proxies.get(url.scheme) or proxies.get("all")
+
+
+def shown_proxy(proxy: str) -> str:
+    """A proxy as an error message may show it: without its credentials."""
+    parsed = httpx.URL(proxy)
+    return f"{parsed.scheme}://{parsed.host}" + (f":{parsed.port}" if parsed.port else "")
+
+
+class Clients:
+    """One HTTP client per proxy (None: direct), closed together."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.made: dict[str | None, httpx.AsyncClient] = {}
+
+    def get(self, proxy: str | None) -> httpx.AsyncClient:
+        if proxy not in self.made:
+            self.made[proxy] = httpx.AsyncClient(proxy=proxy, trust_env=False, follow_redirects=False, **self.options)
+        return self.made[proxy]
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(client.aclose() for client in self.made.values()))
+
+
+async def get_once(clients: Clients, url: httpx.URL, limit: int) -> Fetched:
     addresses = await allowed_addresses(url)
+    proxy = proxy_for(url)
+    if proxy is not None:  # the proxy connects; the name was checked above all the same
+        try:
+            return await read_response(clients.get(proxy), url, url, {}, {}, limit)
+        except (httpx.ConnectError, httpx.ProxyError) as exc:
+            raise ToolFailure(f"Could not fetch {url.host} through the proxy {shown_proxy(proxy)}: {exc}") from None
     last: Exception | None = None
     for address in addresses:
         pinned = url.copy_with(host=address)
         headers = {"Host": url.netloc.decode("ascii")}
         extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
         try:
-            async with client.stream("GET", pinned, headers=headers, extensions=extensions) as response:
-                body = bytearray()
-                cut = False
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > limit:
-                        del body[limit:]
-                        cut = True
-                        break
-                mime, _, params = response.headers.get("content-type", "").partition(";")
-                charset = re.search(r"charset=[\"']?([\w.:-]+)", params, re.IGNORECASE)
-                return Fetched(url, response.status_code, response.reason_phrase, mime.strip().lower(),
-                               charset.group(1) if charset else None, bytes(body), cut,
-                               response.headers.get("location"))
+            return await read_response(clients.get(None), url, pinned, headers, extensions, limit)
         except httpx.ConnectError as exc:
             last = exc
     raise ToolFailure(f"Could not connect to {url.host}: {last}")
+
+
+async def read_response(client: httpx.AsyncClient, url: httpx.URL, target: httpx.URL, headers: dict[str, str],
+                        extensions: dict[str, Any], limit: int) -> Fetched:
+    async with client.stream("GET", target, headers=headers, extensions=extensions) as response:
+        body = bytearray()
+        cut = False
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                del body[limit:]
+                cut = True
+                break
+        mime, _, params = response.headers.get("content-type", "").partition(";")
+        charset = re.search(r"charset=[\"']?([\w.:-]+)", params, re.IGNORECASE)
+        return Fetched(url, response.status_code, response.reason_phrase, mime.strip().lower(),
+                       charset.group(1) if charset else None, bytes(body), cut, response.headers.get("location"))
 
 
 # ---- content ----------------------------------------------------------------------------------------
@@ -268,11 +311,11 @@ async def web_fetch(args: WebFetchInput, ctx: ToolContext) -> RawResult:
     url = parse_url(args.url)
     limit = max_bytes()
     timeout = httpx.Timeout(30.0, connect=10.0)
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout,
-                                 headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, */*;q=0.5"},
-                                 ) as client:
+    clients = Clients(timeout=timeout,
+                      headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, */*;q=0.5"})
+    try:
         for _ in range(MAX_REDIRECTS + 1):
-            fetched = await get_once(client, url, limit)
+            fetched = await get_once(clients, url, limit)
             if fetched.status not in _REDIRECTS or not fetched.location:
                 break
             target = url.join(fetched.location)
@@ -282,6 +325,8 @@ async def web_fetch(args: WebFetchInput, ctx: ToolContext) -> RawResult:
             url = target
         else:
             raise ToolFailure(f"Too many redirects (more than {MAX_REDIRECTS}) from {args.url}.")
+    finally:
+        await clients.aclose()
     title, content = await asyncio.to_thread(content_of, fetched)
     if fetched.status >= 400:
         raise ToolFailure(f"HTTP {fetched.status} {fetched.reason} from {fetched.url}.\n\n{content[:2000]}",
