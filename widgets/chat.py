@@ -258,30 +258,30 @@ class ChatView(VerticalScroll):
     async def _flush(self) -> None:
         if self._pending:
             pending, self._pending = self._pending, []
-            if len(pending) > MAX_ENTRIES:  # what would give way at once is never mounted
+            cut = len(pending) > MAX_ENTRIES
+            if cut:  # what would give way at once is never mounted
                 self._forget(pending[:-MAX_ENTRIES])
                 pending = pending[-MAX_ENTRIES:]
             await self.mount_all(pending)
-            await self._trim(MAX_ENTRIES)
-            if self.hidden:
+            if not await self._trim(MAX_ENTRIES) and cut:
                 await self._show_hidden()
 
     @property
     def entries(self) -> list[Any]:
         return [child for child in self.children if child is not self._earlier]
 
-    async def _trim(self, limit: int) -> None:
-        """Over `limit` entries: the oldest give way until MAX_ENTRIES are left."""
+    async def _trim(self, limit: int) -> bool:
+        """Over `limit` entries: the oldest give way until MAX_ENTRIES are left (a text still
+        streaming stays). True when any did."""
         entries = self.entries
         if len(entries) <= limit:
-            return
-        oldest = [w for w in entries[:len(entries) - MAX_ENTRIES] if w not in self._streaming()]
+            return False
+        streaming = {markdown for markdown, _, _ in self._streams.values()}
+        oldest = [w for w in entries[:len(entries) - MAX_ENTRIES] if w not in streaming]
         self._forget(oldest)
         await self.remove_children(oldest)
         await self._show_hidden()
-
-    def _streaming(self) -> set[Any]:
-        return {markdown for markdown, _, _ in self._streams.values()}
+        return True
 
     def _forget(self, widgets: Sequence[Any]) -> None:
         for widget in widgets:
@@ -298,7 +298,7 @@ class ChatView(VerticalScroll):
                 self._earlier = None
             return
         if self._earlier is None:
-            self._earlier = EarlierEntries(classes="earlier")
+            self._earlier = EarlierEntries()
             await self.mount(self._earlier, before=0)
         self._earlier.show(self.hidden)
 
