@@ -30,6 +30,7 @@ SAMPLES = [
     ev.UserMessage(turn_id="turn-1", text="fix it"),
     ev.ModelStepStarted(step=1, model="m"),
     ev.AssistantTextDelta(step=1, index=0, text="He"),
+    ev.AssistantThinkingDelta(step=1, index=0, text="h"),
     ev.AssistantText(step=1, index=0, text="Hello ✓"),
     ev.AssistantThinking(step=1, index=0, raw={"type": "thinking", "thinking": "hm", "signature": "s"}),
     ev.ModelRetry(attempt=1, max_attempts=5, status=429, reason="rate limited", wait_ms=2000),

@@ -26,7 +26,7 @@ from tui_app.runtime.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from tui_app.runtime.model import ModelError, ModelRequest
+from tui_app.runtime.model import ModelError, ModelRequest, ThinkingBlockDone, ThinkingDelta
 
 TOOLS = [
     ToolDefinition(name="Read", description="Read a file.", input_schema={
@@ -203,6 +203,25 @@ async def test_an_overloaded_error_event_before_any_content_is_retried():
     assert [(r.attempt, r.reason) for r in ours.retries] == [
         (2, "anthropic stream error: overloaded_error: Overloaded")]
     assert len(server.requests) == 2
+
+
+async def test_thinking_streams_as_it_comes_and_a_break_inside_it_is_retried():
+    thinking = "The user wants a.py. I should read it first."
+    broken = anthropic_events(thinking=thinking, text="x")[:4]  # message_start, block start, two deltas
+    broken.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    with LoopbackServer() as server:
+        server.queue(Reply(pieces=sse(broken)), anthropic_reply(thinking=thinking, text="Let me look."))
+        model = model_for(server)
+        seen = [event async for event in model.stream(ModelRequest(system="", messages=PROMPT, tools=[]))]
+        await model.aclose()
+    kinds = [type(e).__name__ for e in seen]
+    assert kinds[:3] == ["ThinkingDelta", "ThinkingDelta", "Retrying"]  # shown, then started over
+    after = seen[3:]
+    pieces = [e.text for e in after if isinstance(e, ThinkingDelta)]
+    assert "".join(pieces) == thinking and len(pieces) > 1
+    done = next(e for e in after if isinstance(e, ThinkingBlockDone))
+    assert done.raw == {"type": "thinking", "thinking": thinking, "signature": SIGNATURE}
+    assert after.index(done) > max(i for i, e in enumerate(after) if isinstance(e, ThinkingDelta))
 
 
 async def test_an_error_event_after_text_ends_the_step_without_a_retry():

@@ -197,6 +197,7 @@ async def test_a_servers_reasoning_is_thinking_on_screen_and_never_sent_back(key
         model = model_for(server)
         ours = await collect(model, ModelRequest(system="", messages=PROMPT, tools=TOOLS))
         assert ours.blocks[0] == {"type": "reasoning", "text": "The user asks where it is. Check a.py."}
+        assert ours.thinking_pieces == ["The user asks ", "where it is. ", "Check a.py."]
         assert [b["type"] for b in ours.blocks] == ["reasoning", "text", "tool_use"]
         again = [*PROMPT, Message(role="assistant", content=[
             ThinkingBlock(raw=ours.blocks[0]), TextBlock(text="It is in a.py.")])]

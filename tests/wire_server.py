@@ -284,6 +284,8 @@ class Streamed:
     stop_reason: str | None
     usage: dict[str, int]
     retries: list[Any]
+    #: thinking as it streamed, piece by piece
+    thinking_pieces: list[str] = field(default_factory=list)
 
 
 async def collect(model: Any, request: Any) -> Streamed:
@@ -293,6 +295,7 @@ async def collect(model: Any, request: Any) -> Streamed:
         StepStop,
         TextDelta,
         ThinkingBlockDone,
+        ThinkingDelta,
         ToolInputDelta,
         ToolUseStart,
     )
@@ -300,6 +303,7 @@ async def collect(model: Any, request: Any) -> Streamed:
     blocks: dict[int, dict[str, Any]] = {}
     stop: StepStop | None = None
     retries = []
+    pieces: list[str] = []
     async for event in model.stream(request):
         if isinstance(event, TextDelta):
             blocks.setdefault(event.index, {"type": "text", "text": ""})["text"] += event.text
@@ -310,6 +314,8 @@ async def collect(model: Any, request: Any) -> Streamed:
         elif isinstance(event, BlockStop) and blocks.get(event.index, {}).get("type") == "tool_use":
             block = blocks[event.index]
             block["input"] = json.loads(block.pop("json") or "{}")
+        elif isinstance(event, ThinkingDelta):
+            pieces.append(event.text)
         elif isinstance(event, ThinkingBlockDone):
             blocks[event.index] = dict(event.raw)
         elif isinstance(event, StepStop):
@@ -317,4 +323,4 @@ async def collect(model: Any, request: Any) -> Streamed:
         elif isinstance(event, Retrying):
             retries.append(event)
     assert stop is not None, "the provider ended without a StepStop"
-    return Streamed([blocks[i] for i in sorted(blocks)], stop.stop_reason, stop.usage, retries)
+    return Streamed([blocks[i] for i in sorted(blocks)], stop.stop_reason, stop.usage, retries, pieces)

@@ -27,6 +27,7 @@ from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
     AssistantThinking,
+    AssistantThinkingDelta,
     FileChangedExternally,
     ModelRetry,
     ModelStepEnded,
@@ -132,10 +133,22 @@ class ThinkingNote(Static, can_focus=True):
 
     def __init__(self, raw: dict[str, Any]) -> None:
         super().__init__(Content(""))
+        self.expanded = False
+        self.finish(raw)
+
+    def finish(self, raw: dict[str, Any]) -> None:
+        """The whole block: it replaces what streamed."""
         text = thinking_text(raw)
+        self.streamed: list[str] = []
         self.lines = neutralize(text).strip().splitlines() if text is not None else []
         self.redacted = text is None
-        self.expanded = False
+        self.show()
+
+    def append(self, piece: str) -> None:
+        """A piece streamed in: the note shows the thinking so far."""
+        self.streamed.append(piece)
+        self.redacted = False
+        self.lines = neutralize("".join(self.streamed)).strip().splitlines()
         self.show()
 
     def show(self) -> None:
@@ -175,6 +188,8 @@ class ChatView(VerticalScroll):
         self._call_lines: dict[str, CallLine] = {}
         self._streams: dict[tuple[Any, ...], tuple[AssistantMarkdown, MarkdownStream, list[str]]] = {}
         self._last_error = ""
+        #: thinking notes still streaming, by (turn, step, block)
+        self._thinking: dict[tuple[Any, ...], ThinkingNote] = {}
         #: widgets waiting to be mounted together (inside `mounting_together`)
         self._pending: list[Any] | None = None
         #: events seen so far; each widget remembers after how many it appeared (for `rewind`)
@@ -203,8 +218,14 @@ class ChatView(VerticalScroll):
             await self._final_text(event)
         elif isinstance(event, TurnStarted):
             await self._add(ChatPrompt(event.prompt))
+        elif isinstance(event, AssistantThinkingDelta):
+            await self._thinking_delta(event)
         elif isinstance(event, AssistantThinking):
-            await self._add(ThinkingNote(event.raw))
+            note = self._thinking.pop(self._key(event), None)
+            if note is not None:
+                note.finish(event.raw)
+            else:
+                await self._add(ThinkingNote(event.raw))
         elif isinstance(event, UserMessage) and event.source != "user":
             await self.add_notice(f"{'hook' if event.source == 'hook' else 'stop hook'} added: {event.text}", "info")
         elif isinstance(event, TurnEnded) and event.reason in ("error", "rejected", "max_turns"):
@@ -216,6 +237,7 @@ class ChatView(VerticalScroll):
             self._last_error = event.error
             await self.add_notice(event.error, "error")
         elif isinstance(event, ModelRetry):
+            await self._drop_live_thinking()
             await self.add_notice(f"model retry {event.attempt}/{event.max_attempts}: {event.reason} "
                                   f"(waiting {fmt_duration(event.wait_ms)})", "warning")
         elif isinstance(event, Warning):
@@ -276,7 +298,7 @@ class ChatView(VerticalScroll):
         entries = self.entries
         if len(entries) <= limit:
             return False
-        streaming = {markdown for markdown, _, _ in self._streams.values()}
+        streaming = {markdown for markdown, _, _ in self._streams.values()} | set(self._thinking.values())
         oldest = [w for w in entries[:len(entries) - MAX_ENTRIES] if w not in streaming]
         self._forget(oldest)
         await self.remove_children(oldest)
@@ -312,8 +334,22 @@ class ChatView(VerticalScroll):
         else:
             line.set_row(row)
 
-    def _key(self, event: AssistantTextDelta | AssistantText) -> tuple[Any, ...]:
+    def _key(self, event: Any) -> tuple[Any, ...]:
         return (event.turn_id, event.step, event.index)
+
+    async def _thinking_delta(self, event: AssistantThinkingDelta) -> None:
+        note = self._thinking.get(self._key(event))
+        if note is None:
+            note = self._thinking[self._key(event)] = ThinkingNote({"type": "thinking", "thinking": ""})
+            await self._add(note)
+        note.append(event.text)
+
+    async def _drop_live_thinking(self) -> None:
+        """A retried request starts its thinking over."""
+        live, self._thinking = list(self._thinking.values()), {}
+        mounted = [note for note in live if note.parent is self]
+        if mounted:
+            await self.remove_children(mounted)
 
     async def _delta(self, event: AssistantTextDelta) -> None:
         key = self._key(event)
@@ -347,6 +383,7 @@ class ChatView(VerticalScroll):
         for _, stream, _ in list(self._streams.values()):
             await stream.stop()
         self._streams.clear()
+        self._thinking.clear()
         position = len(events)
         if self.hidden and position < self._hidden_upto:
             await self._rebuild(events)

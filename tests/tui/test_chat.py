@@ -11,6 +11,7 @@ from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
     AssistantThinking,
+    AssistantThinkingDelta,
     ModelRetry,
     ToolCallRequested,
     ToolCallResult,
@@ -230,3 +231,29 @@ async def test_the_models_thinking_is_shown_dimmed_and_opens_on_enter():
         text = screen_text(app)
         assert "needs the mean of the two." in text and "Edit stats.py." in text and "more lines" not in text
         assert "\x1b" not in "".join(strip.text for strip in note.render_lines(note.region.reset_offset))
+
+
+async def test_thinking_grows_as_it_streams_and_the_whole_block_replaces_it():
+    app = ChatApp()
+    async with app.run_test(size=(90, 24)) as pilot:
+        chat = app.query_one(ChatView)
+        await chat.apply(TurnStarted(turn_id="t1", prompt="why?"))
+        await chat.apply(AssistantThinkingDelta(turn_id="t1", step=1, index=0, text="Perhaps the"))
+        await pilot.pause()
+        assert "Perhaps the" in screen_text(app)
+        await chat.apply(ModelRetry(turn_id="t1", attempt=2, max_attempts=5, status=529, reason="overloaded",
+                                    wait_ms=500))
+        await pilot.pause()
+        assert "Perhaps the" not in screen_text(app) and len(app.query(ThinkingNote)) == 0  # started over
+        for piece in ("The test ", "expects 2.5.\nmedian ", "returns 3."):
+            await chat.apply(AssistantThinkingDelta(turn_id="t1", step=1, index=0, text=piece))
+            await pilot.pause()
+        assert "The test expects 2.5." in screen_text(app) and "median returns 3." in screen_text(app)
+        await chat.apply(AssistantThinking(turn_id="t1", step=1, index=0, raw={
+            "type": "thinking", "thinking": "The test expects 2.5.\nmedian returns 3.\nFix the even case.",
+            "signature": "s"}))
+        await chat.apply(AssistantText(turn_id="t1", step=1, index=1, text="Fixing it."))
+        await pilot.pause()
+        assert len(app.query(ThinkingNote)) == 1 and "Fix the even case." in screen_text(app)
+        assert chat.entries.index(app.query(ThinkingNote).first()) < chat.entries.index(
+            app.query(AssistantMarkdown).first())

@@ -32,6 +32,7 @@ from tui_app.runtime.model import (
     StreamEvent,
     TextDelta,
     ThinkingBlockDone,
+    ThinkingDelta,
     ToolInputDelta,
     ToolUseStart,
 )
@@ -148,6 +149,7 @@ class AnthropicDecoder:
         if kind == "thinking":
             state.thinking.append(block.get("thinking") or "")
             state.signature = block.get("signature") or ""
+            return [ThinkingDelta(index, block["thinking"])] if block.get("thinking") else []
         return []
 
     def _content_block_delta(self, data: dict[str, Any]) -> list[StreamEvent]:
@@ -162,8 +164,10 @@ class AnthropicDecoder:
             state.got_input = True
             return [ToolInputDelta(index, delta["partial_json"])]
         if kind == "thinking_delta":
-            state.thinking.append(delta.get("thinking") or "")
-        elif kind == "signature_delta":
+            piece = delta.get("thinking") or ""
+            state.thinking.append(piece)
+            return [ThinkingDelta(index, piece)] if piece else []
+        if kind == "signature_delta":
             state.signature += delta.get("signature") or ""
         return []
 

@@ -39,6 +39,7 @@ from tui_app.runtime.model import (
     StreamEvent,
     TextDelta,
     ThinkingBlockDone,
+    ThinkingDelta,
     ToolInputDelta,
     ToolUseStart,
 )
@@ -171,6 +172,7 @@ class OpenAIDecoder:
                 if self.reasoning_block is None:
                     self.reasoning_block = self._take_block()
                 self.reasoning.append(reasoning)
+                out.append(ThinkingDelta(self.reasoning_block, reasoning))
             for key in ("content", "refusal"):  # a refusal is the model's words too: show them
                 if isinstance(delta.get(key), str) and delta[key]:
                     out += self._text(delta[key])

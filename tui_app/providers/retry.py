@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from tui_app.runtime.model import ModelError, Retrying, StreamEvent
+from tui_app.runtime.model import ModelError, Retrying, StreamEvent, ThinkingDelta
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504, 529})
 #: error types a provider reports in a body or mid-stream that mean "try again later"
@@ -92,7 +92,8 @@ async def with_retries(
         yielded = False
         try:
             async for event in attempt():
-                yielded = True
+                # streamed thinking is only shown: a retry after it starts over (the screen drops it)
+                yielded = yielded or not isinstance(event, ThinkingDelta)
                 yield event
             return
         except StreamFailure as failure:

@@ -32,6 +32,7 @@ from tui_app.runtime.model import (
     StreamEvent,
     TextDelta,
     ThinkingBlockDone,
+    ThinkingDelta,
     ToolInputDelta,
     ToolUseStart,
 )
@@ -127,6 +128,9 @@ class ScriptedModel:
         delay = self.script.chunk_delay_ms
         index = 0
         if step.thinking:
+            for piece in _chunks(step.thinking, self.chunk_chars):
+                await self._pause(delay)
+                yield ThinkingDelta(index, piece)
             yield ThinkingBlockDone(index, {"type": "thinking", "thinking": step.thinking, "signature": "scripted"})
             index += 1
         if step.text:

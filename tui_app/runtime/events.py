@@ -133,6 +133,16 @@ class AssistantText(_Event):
     text: str
 
 
+class AssistantThinkingDelta(_Event):
+    """A piece of thinking as it streams; not logged (AssistantThinking has the whole block)."""
+
+    ephemeral: ClassVar[bool] = True
+    type: Literal["AssistantThinkingDelta"] = "AssistantThinkingDelta"
+    step: int
+    index: int
+    text: str
+
+
 class AssistantThinking(_Event):
     type: Literal["AssistantThinking"] = "AssistantThinking"
     step: int
@@ -340,7 +350,7 @@ class UserQuestionAnswered(_Event):
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
-    | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
+    | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun
     | ToolCallStarted | ToolCallProgress | ToolCallResult | ToolCallError | ToolBatchComplete
     | ArtifactPersisted | FileChangedExternally | TodoUpdated | UserQuestionAsked | UserQuestionAnswered,

@@ -30,6 +30,14 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's thinking as it streams (for the screen; the block comes whole later)."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ThinkingBlockDone:
     index: int
     raw: dict[str, Any]
@@ -70,7 +78,8 @@ class Retrying:
     wait_ms: int
 
 
-StreamEvent = TextDelta | ThinkingBlockDone | ToolUseStart | ToolInputDelta | BlockStop | StepStop | Retrying
+StreamEvent = (TextDelta | ThinkingDelta | ThinkingBlockDone | ToolUseStart | ToolInputDelta | BlockStop | StepStop
+               | Retrying)
 
 
 class ModelError(Exception):

@@ -14,6 +14,7 @@ from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
     AssistantThinking,
+    AssistantThinkingDelta,
     ModelRetry,
     ModelStepEnded,
     ModelStepStarted,
@@ -34,6 +35,7 @@ from tui_app.runtime.model import (
     StepStop,
     TextDelta,
     ThinkingBlockDone,
+    ThinkingDelta,
     ToolInputDelta,
     ToolUseStart,
 )
@@ -223,6 +225,8 @@ async def _consume(session: Session, env: CallEnv, step_no: int, request: ModelR
                 elif event.index in tools:
                     call_id, name, parts = tools.pop(event.index)
                     _announce_call(session, env, step_no, event.index, call_id, name, "".join(parts), step)
+            elif isinstance(event, ThinkingDelta):
+                emit(AssistantThinkingDelta(turn_id=turn_id, step=step_no, index=event.index, text=event.text))
             elif isinstance(event, ThinkingBlockDone):
                 emit(AssistantThinking(turn_id=turn_id, step=step_no, index=event.index, raw=event.raw))
             elif isinstance(event, StepStop):
