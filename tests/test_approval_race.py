@@ -229,6 +229,24 @@ async def test_hook_updated_permissions_go_to_their_destination(tmp_path):
     assert [r[1]["command"] for r in RAN] == ["make all", "make test"]
 
 
+async def test_hook_updates_set_the_mode_add_directories_and_say_what_they_did_not_apply(tmp_path):
+    other = tmp_path / "shared-lib"
+    other.mkdir()
+    updates = [{"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+               {"type": "addDirectories", "directories": [str(other)], "destination": "session"},
+               {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}]
+    env, rec, _ = setup(tmp_path, one("PermissionRequest", hook_answer("allow", updatedPermissions=updates)),
+                        interactive=False)
+    await run_call(ToolCall("t1", "Bash", {"command": "make all"}), env)
+    assert [r[1]["command"] for r in RAN] == ["make all"]
+    assert env.policy.mode == "acceptEdits"
+    [changed] = rec.of("PermissionModeChanged")
+    assert (changed.mode, changed.previous) == ("acceptEdits", "default")
+    assert str(other) in env.policy.workdirs
+    [warning] = [w for w in rec.of("Warning") if w.code == "permission_update_not_applied"]
+    assert "'removeRules' was not applied" in warning.message
+
+
 async def test_deny_with_feedback_reaches_the_model(tmp_path):
     env, rec, broker = setup(tmp_path)
     client = Client(broker, lambda r: ApprovalAnswer("deny", input_sha256=r.input_sha256,

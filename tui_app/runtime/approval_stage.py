@@ -21,6 +21,7 @@ from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.events import PermissionRequested, PermissionResolved, Warning
 from tui_app.runtime.hooks import PermissionHookAnswer
 from tui_app.runtime.outcome import CallEnded, project_exception
+from tui_app.runtime.permission_updates import apply_update
 from tui_app.runtime.permissions import PermissionDecision, PermissionQuery, combine_with_hook
 from tui_app.runtime.sanitize import neutralize_display, reveal_controls
 
@@ -124,10 +125,7 @@ async def settle_answer(state: CallState, request: ApprovalRequest, answer: Appr
     if answer.decision == "allow" and answer.always:
         saved = env.policy.add_rules("allow", list(answer.rules or request.suggested_rules), answer.destination)
     for update in answer.updated_permissions:
-        if update.get("type") == "addRules":
-            rules = [f"{r['toolName']}({r['ruleContent']})" if r.get("ruleContent") else r["toolName"]
-                     for r in update.get("rules", []) if isinstance(r, dict) and r.get("toolName")]
-            saved += env.policy.add_rules(update.get("behavior", "allow"), rules, update.get("destination", "session"))
+        saved += apply_update(env.policy, env.emit, update)
     env.emit(PermissionResolved(
         turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id, decision=answer.decision,
         decided_by=answer.decided_by, reason=answer.reason, saved_rules=saved, feedback=answer.feedback,

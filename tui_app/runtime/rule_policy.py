@@ -82,8 +82,14 @@ class RulePolicy:
         self._rules: dict[Behavior, tuple[Rule, ...]] = {b: () for b in BEHAVIORS}
         for rule in rules:
             self._rules[rule.behavior] += (rule,)
-        roots: list[str] = []
-        for directory in (cwd, *additional_dirs):
+        self.workdirs: tuple[str, ...] = ()
+        self.add_directories([cwd, *additional_dirs])
+
+    def add_directories(self, directories: Iterable[str]) -> None:
+        """Working directories (both spellings of each), where acceptEdits lets edits run."""
+        roots = list(self.workdirs)
+        for directory in directories:
+            directory = os.path.join(self.cwd, os.path.expanduser(directory))
             for spelling in (os.path.normpath(directory), os.path.realpath(directory)):
                 if spelling not in roots:
                     roots.append(spelling)
