@@ -1,9 +1,10 @@
 """Against the official third-party servers from npm (pinned in tests/mcp_servers), through the whole
-pipeline: `vigil -p` with a scripted model, stdio and streamable HTTP."""
+pipeline: `vigil -p` with a scripted model, stdio, streamable HTTP and legacy SSE."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -235,11 +236,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def everything_over_http(tmp_path: Path):
+@contextlib.contextmanager
+def everything_over(transport: str, path: str, log_path: Path):
+    """server-everything listening on a loopback port with one of its network transports."""
     port = free_port()
-    log = (tmp_path / "http-server.log").open("w")
-    process = subprocess.Popen(["node", str(EVERYTHING_JS), "streamableHttp"], env={**os.environ, "PORT": str(port)},
+    log = log_path.open("w")
+    process = subprocess.Popen(["node", str(EVERYTHING_JS), transport], env={**os.environ, "PORT": str(port)},
                                stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 15
@@ -249,11 +251,23 @@ def everything_over_http(tmp_path: Path):
                 break
             except OSError:
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         process.terminate()
         process.wait(10)
         log.close()
+
+
+@pytest.fixture
+def everything_over_http(tmp_path: Path):
+    with everything_over("streamableHttp", "/mcp", tmp_path / "http-server.log") as url:
+        yield url
+
+
+@pytest.fixture
+def everything_over_sse(tmp_path: Path):
+    with everything_over("sse", "/sse", tmp_path / "sse-server.log") as url:
+        yield url
 
 
 def test_streamable_http_server(vigil_env, everything_over_http, monkeypatch):
@@ -272,3 +286,15 @@ def test_streamable_http_server(vigil_env, everything_over_http, monkeypatch):
         ("remote", "connected"), ("alias", "connected")]
     assert text_of(outcome(events, "echo")) == "Echo: over http"
     assert [p["progress"] for p in of(events, "ToolCallProgress", "long")] == [1.0, 2.0]
+
+
+def test_legacy_sse_server(vigil_env, everything_over_sse):
+    servers = {"legacy": {"type": "sse", "url": everything_over_sse}}
+    steps = [{"tool_calls": [call("echo", "mcp__legacy__echo", {"message": "over sse"}),
+                             call("sum", "mcp__legacy__get-sum", {"a": 2, "b": 40})]},
+             {"text": "done"}]
+    code, events = run_vigil(vigil_env, steps, servers, *allow("mcp__legacy__echo", "mcp__legacy__get-sum"))
+    assert code == 0
+    assert ("legacy", "connected") in [(s["server"], s["status"]) for s in of(events, "McpServerStatus")]
+    assert text_of(outcome(events, "echo")) == "Echo: over sse"
+    assert "42" in text_of(outcome(events, "sum"))
