@@ -8,7 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.agent_kit import home as private_home
+from tui_app.headless import run_headless
+
 ROOT = Path(__file__).parent.parent
+home = private_home  # the fixture, visible to this module's tests
 
 SCRIPT = {"steps": [
     {"text": "Looking at the project.", "tool_calls": [
@@ -102,3 +108,30 @@ def test_plan_mode_denies_the_write_with_a_reason(tmp_path):
     write = next(b for x in lines if x["type"] == "user" for b in x["message"]["content"]
                  if b["tool_use_id"] == "toolu_04")
     assert write["is_error"] and "plan mode" in write["content"]
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+async def test_stream_json_carries_thinking_as_claude_code_does(kind, home, tmp_path):
+    import io
+
+    from tests.agent_kit import make_session
+    from tests.wire_server import LoopbackServer, Reply, anthropic_reply, data_lines, openai_chunks
+
+    if kind == "anthropic":
+        answer = anthropic_reply(thinking="Plan: answer briefly.", text="Hello.")
+    else:
+        chunks = openai_chunks(text="Hello.")
+        base = {k: v for k, v in chunks[0].items() if k != "choices"}
+        chunks.insert(1, {**base, "choices": [{"index": 0, "delta": {"reasoning_content": "Plan: answer briefly."},
+                                               "finish_reason": None}]})
+        answer = Reply(pieces=data_lines(chunks))
+    with LoopbackServer() as server:
+        server.queue(answer)
+        session = make_session(kind, server, str(tmp_path))
+        out = io.StringIO()
+        assert await run_headless(session, "hi", "stream-json", out) == 0
+    assistant = next(json.loads(line) for line in out.getvalue().splitlines()
+                     if json.loads(line)["type"] == "assistant")
+    first, second = assistant["message"]["content"]
+    assert first["type"] == "thinking" and first["thinking"] == "Plan: answer briefly."
+    assert second == {"type": "text", "text": "Hello."}

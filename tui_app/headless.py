@@ -24,7 +24,7 @@ from tui_app.runtime.events import (
     ToolCallRequested,
     ToolCallResult,
 )
-from tui_app.runtime.messages import content_text
+from tui_app.runtime.messages import content_text, thinking_text
 from tui_app.runtime.sanitize import neutralize
 from tui_app.runtime.session import Session
 from tui_app.runtime.turn import TurnResult
@@ -50,6 +50,14 @@ def tool_use_result(event: ToolCallResult | ToolCallError) -> dict[str, Any] | N
         return {"newTodos": [t.model_dump() for t in display.todos]}
     return None
 
+
+
+def stream_json_thinking(raw: dict[str, Any]) -> dict[str, Any]:
+    """A thinking block as Claude Code's stream-json has them: Anthropic's as they came; the
+    reasoning an OpenAI-compatible server streamed as a `thinking` block without a signature."""
+    if raw.get("type") in ("thinking", "redacted_thinking"):
+        return dict(raw)
+    return {"type": "thinking", "thinking": thinking_text(raw) or "", "signature": ""}
 
 @dataclass
 class Transcript:
@@ -93,7 +101,7 @@ class Transcript:
         elif isinstance(event, AssistantText):
             self.step_blocks[event.index] = {"type": "text", "text": event.text}
         elif isinstance(event, AssistantThinking):
-            self.step_blocks[event.index] = dict(event.raw)
+            self.step_blocks[event.index] = stream_json_thinking(event.raw)
         elif isinstance(event, ToolCallRequested):
             call_id = event.call_id or ""
             self.inputs[call_id] = (event.name, event.input)
