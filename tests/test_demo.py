@@ -9,7 +9,7 @@ from tui_app.demo import DEMO_PROMPT, copy_sample_project
 from tui_app.runtime.approval import ApprovalAnswer
 
 
-async def run_demo(tmp_path, monkeypatch, decide):
+async def run_demo(tmp_path, monkeypatch, decide, then: str | None = None):
     monkeypatch.setenv("VIGIL_HOME", str(tmp_path / "home"))
     project = copy_sample_project(str(tmp_path))
     session = build_session(SessionOptions(cwd=str(project), provider="scripted", interactive=True))
@@ -27,6 +27,8 @@ async def run_demo(tmp_path, monkeypatch, decide):
     await session.start()
     try:
         turn = await session.run_turn(DEMO_PROMPT)
+        if then is not None:  # the user asks again once the demo is over
+            turn = await session.run_turn(then)
     finally:
         await session.close()
     return project, turn, events, asked
@@ -71,3 +73,10 @@ async def test_a_denied_edit_changes_nothing_and_the_demo_still_ends(tmp_path, m
     assert outcome(events, "toolu_demo_06").code == "user_denied"
     assert "return ordered[middle]\n    return ordered[middle]" in (project / "calc" / "stats.py").read_text()
     assert outcome(events, "toolu_demo_07").type == "ToolCallError"  # still failing
+
+
+async def test_a_prompt_after_the_demo_says_how_to_connect_a_real_model(tmp_path, monkeypatch):
+    _, turn, _, _ = await run_demo(tmp_path, monkeypatch, lambda e: "allow", then="now add a mode() function")
+    assert turn.reason == "completed"
+    assert turn.text.startswith("The scripted demo has no more steps, so nothing is done with that prompt.")
+    assert "ANTHROPIC_API_KEY" in turn.text and "vigil replay" in turn.text

@@ -68,6 +68,8 @@ class Script(BaseModel):
     #: pause between deltas
     chunk_delay_ms: int = 0
     model: str = "scripted"
+    #: what the model says when it is asked again after its last step
+    after_the_end: str = EXHAUSTED_TEXT
 
 
 class ScriptError(ValueError):
@@ -116,7 +118,7 @@ class ScriptedModel:
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
         if self.exhausted:
-            yield TextDelta(0, EXHAUSTED_TEXT)
+            yield TextDelta(0, self.script.after_the_end)
             yield BlockStop(0)
             yield StepStop("end_turn", {"input_tokens": 0, "output_tokens": 0})
             return
