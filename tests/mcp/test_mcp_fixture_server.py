@@ -58,18 +58,26 @@ def test_a_call_that_outlives_its_timeout_is_cancelled_at_the_server_and_the_ses
     assert text_of(outcome(events, "after")) == "still here"
 
 
-def test_a_server_killed_mid_call_fails_that_call_and_its_later_calls_cleanly(vigil_env, tmp_path):
+def test_a_server_killed_mid_call_fails_that_call_and_a_later_call_starts_it_again_once(vigil_env, tmp_path):
+    """The call it died in fails (effects unknown); the next call restarts the server and works; a
+    server that dies again within a minute is not restarted in a loop: its calls fail cleanly."""
     state = tmp_path / "state"
     state.mkdir()
 
-    def kill_when_the_call_runs() -> None:
-        if wait_for(state / "pid"):
-            os.kill(int((state / "pid").read_text()), signal.SIGKILL)
+    def kill_each_slow_call(times: int) -> None:
+        for _ in range(times):
+            if not wait_for(state / "pid", 20):
+                return
+            pid = int((state / "pid").read_text())
+            (state / "pid").unlink()
+            os.kill(pid, signal.SIGKILL)
 
-    killer = threading.Thread(target=kill_when_the_call_runs, daemon=True)
+    killer = threading.Thread(target=kill_each_slow_call, args=(2,), daemon=True)
     killer.start()
     steps = [{"tool_calls": [call("slow", "mcp__fx__slow", {"seconds": 20})]},
              {"tool_calls": [call("later", "mcp__fx__echo", {"text": "anyone?"})]},
+             {"tool_calls": [call("slow2", "mcp__fx__slow", {"seconds": 20})]},
+             {"tool_calls": [call("last", "mcp__fx__echo", {"text": "still?"})]},
              {"text": "I will tell the user the server is gone."}]
     code, events = run_vigil(vigil_env, steps, {"fx": fixture(state)}, *ALLOW_ALL)
     killer.join(5)
@@ -78,13 +86,16 @@ def test_a_server_killed_mid_call_fails_that_call_and_its_later_calls_cleanly(vi
     assert (slow["phase"], slow["code"], slow["side_effects"]) == ("execute", "execution_failed", "unknown")
     assert slow["model_content"].startswith('<tool_use_error>MCP server "fx" went away during the call')
     assert "(MCPError -32000)" in slow["model_content"]
-    later = outcome(events, "later")
-    assert (later["phase"], later["code"]) == ("execute", "execution_failed")
-    assert 'MCP server "fx" is not connected (failed: ' in later["model_content"]
-    assert "(MCPError -32000)" in later["model_content"]
-    statuses = [(s["status"], s["message"]) for s in of(events, "McpServerStatus")]
-    assert statuses[:2] == [("connecting", ""), ("connected", "")]
-    assert statuses[2][0] == "failed" and "closed the connection" in statuses[2][1]
+    assert text_of(outcome(events, "later")) == "anyone?"  # the server was started again for it
+    notes = [p["text"] for p in of(events, "ToolCallProgress", "later")]
+    assert 'MCP server "fx" had stopped: starting it again' in notes
+    [restarted] = [w for w in of(events, "Warning") if w["code"] == "mcp_server_restarted"]
+    assert restarted["message"].startswith('MCP server "fx" had stopped (the server closed the connection')
+    last = outcome(events, "last")
+    assert (last["phase"], last["code"]) == ("execute", "execution_failed")
+    assert 'MCP server "fx" is not connected (failed: ' in last["model_content"]
+    statuses = [s["status"] for s in of(events, "McpServerStatus")]
+    assert statuses == ["connecting", "connected", "failed", "connecting", "connected", "failed"]
     assert of(events, "TurnEnded")[0]["reason"] == "completed"
 
 

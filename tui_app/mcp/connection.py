@@ -129,6 +129,8 @@ class McpConnection:
         self.on_lost = on_lost
         self.client_version = client_version
         self.status: Status = "disconnected"
+        #: it started once: going away later is something a restart may mend
+        self.was_connected = False
         self.message = ""
         self.tools: list[Any] = []
         self.server_name = ""
@@ -244,6 +246,7 @@ class McpConnection:
                 self.protocol_version = init.protocol_version
                 self.startup_ms = int((time.perf_counter() - started) * 1000)
                 self._session, self.status, self.message = session, "connected", ""
+                self.was_connected = True
                 self._ready.set()
                 await self._serve(session, inbox, errlog)
 

@@ -16,7 +16,9 @@ import asyncio
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
 
 DEFAULT_STARTUP_TIMEOUT_MS = 30_000
 LOG_TAIL_BYTES = 64 * 1024
+#: a server that went away is restarted by a call at most this often
+REVIVE_INTERVAL_S = 60.0
 _SDK_LOGGERS = ("mcp", "client")  # the SDK's client session logs under the bare name "client"
 
 
@@ -94,6 +98,9 @@ class McpManager:
         self._log_handler: logging.Handler | None = None
         #: until the first menu is built, tool-list changes only update the connection's list
         self._started = False
+        #: server → when a call last restarted it (at most one restart per REVIVE_INTERVAL_S)
+        self._revived_at: dict[str, float] = {}
+        self._revive_locks: dict[str, asyncio.Lock] = {}
 
     # ---- lifecycle ------------------------------------------------------------------------------
 
@@ -143,6 +150,27 @@ class McpManager:
         if self._sync_tools(connection) and self.session is not None:
             self.session.refresh_tool_menu()
         return self.info(name)
+
+    async def revive(self, name: str) -> bool:
+        """A call for a server that was up and went away: start it again, at most once per
+        REVIVE_INTERVAL_S (a server that dies on every call is not restarted in a loop). True
+        when it is connected afterwards."""
+        connection = self.connections.get(name)
+        if connection is None:
+            return False
+        lock = self._revive_locks.setdefault(name, asyncio.Lock())
+        async with lock:  # parallel calls to a dead server restart it once
+            if connection.status == "connected":
+                return True
+            last = self._revived_at.get(name)
+            if (not connection.was_connected or connection.status not in ("failed", "disconnected")
+                    or (last is not None and time.monotonic() - last < REVIVE_INTERVAL_S)):
+                return False
+            self._revived_at[name] = time.monotonic()
+            why = connection.message or connection.status
+            self._warn("mcp_server_restarted", f'MCP server "{name}" had stopped ({why}); a call to it starts it again')
+            await self.reconnect(name)
+            return connection.status == "connected"
 
     # ---- what the screen asks -------------------------------------------------------------------
 
@@ -219,7 +247,8 @@ class McpManager:
                                                f"(tool names are at most {MAX_TOOL_NAME_CHARS} characters)")
             try:
                 spec = make_tool_spec(server.name, tool, connection, timeout_ms=tool_timeout_ms(server.timeout_ms),
-                                      supports_images=lambda: self.supports_images)
+                                      supports_images=lambda: self.supports_images,
+                                      revive=partial(self.revive, server.name))
             except InvalidToolSchema as exc:
                 self._warn("mcp_tool_skipped", f'MCP server "{server.name}": tool {tool.name!r} left out: {exc}')
                 continue

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tui_app.runtime.contract import (
@@ -145,14 +145,19 @@ def fingerprint(tool: Any) -> str:
 
 
 def make_tool_spec(server: str, tool: Any, connection: McpConnection, *, timeout_ms: int,
-                   supports_images: Callable[[], bool]) -> ToolSpec:
-    """Raises InvalidToolSchema for a tool that cannot be offered to a model."""
+                   supports_images: Callable[[], bool],
+                   revive: Callable[[], Awaitable[bool]] | None = None) -> ToolSpec:
+    """Raises InvalidToolSchema for a tool that cannot be offered to a model. `revive` starts
+    the server again when it went away since it was last used."""
     schema = input_schema_of(tool)
     flags = flags_from(tool.annotations)
     name = tool_name(server, tool.name)
     hints = hints_text(tool.annotations)
 
     async def handler(arguments: dict[str, Any], ctx: ToolContext) -> RawResult:
+        if connection.status != "connected" and revive is not None:
+            ctx.progress.message(f'MCP server "{server}" had stopped: starting it again')
+            await revive()
         result = await call_tool(connection, tool.name, arguments, ctx)
         return project_result(server, tool.name, result, supports_images())
 
