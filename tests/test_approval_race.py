@@ -40,8 +40,10 @@ def slow_hook_answer(seconds: float, behavior: str, pids=None) -> dict:
     return handler(f"cat > /dev/null; {record_pid}sleep {seconds}; echo '{output}'")
 
 
-def setup(tmp_path, hooks_config=None, interactive=True, rules=None, specs=(BASH,), timeout_s=None):
-    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule(t, b) for b, ts in (rules or {}).items() for t in ts],
+def setup(tmp_path, hooks_config=None, interactive=True, rules=None, specs=(BASH,), timeout_s=None,
+          source="session"):
+    loaded = [make_rule(t, b, source) for b, ts in (rules or {}).items() for t in ts]
+    policy = RulePolicy(cwd=str(tmp_path), rules=loaded,
                         destinations={"localSettings": tmp_path / ".vigil" / "settings.local.json"})
     broker = ApprovalBroker(interactive=interactive, timeout_s=timeout_s)
     env, rec = make_env(*specs, policy=policy, broker=broker, cwd=str(tmp_path))
@@ -234,7 +236,7 @@ async def test_hook_updates_set_the_mode_add_directories_and_say_what_they_did_n
     other.mkdir()
     updates = [{"type": "setMode", "mode": "acceptEdits", "destination": "session"},
                {"type": "addDirectories", "directories": [str(other)], "destination": "session"},
-               {"type": "removeRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}]
+               {"type": "grantEverything", "destination": "session"}]
     env, rec, _ = setup(tmp_path, one("PermissionRequest", hook_answer("allow", updatedPermissions=updates)),
                         interactive=False)
     await run_call(ToolCall("t1", "Bash", {"command": "make all"}), env)
@@ -244,7 +246,31 @@ async def test_hook_updates_set_the_mode_add_directories_and_say_what_they_did_n
     assert (changed.mode, changed.previous) == ("acceptEdits", "default")
     assert str(other) in env.policy.workdirs
     [warning] = [w for w in rec.of("Warning") if w.code == "permission_update_not_applied"]
-    assert "'removeRules' was not applied" in warning.message
+    assert "'grantEverything' was not applied" in warning.message
+
+
+async def test_hook_updates_remove_and_replace_rules_in_their_files(tmp_path):
+    settings = tmp_path / ".vigil" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "keep-me", "permissions": {
+        "allow": ["Bash(make *)", "Bash(npm test)"], "deny": ["Bash(curl *)", "Bash(wget *)"]}}))
+    updates = [{"type": "removeRules", "rules": [{"toolName": "Bash", "ruleContent": "make *"}], "behavior": "allow",
+                "destination": "localSettings"},
+               {"type": "replaceRules", "rules": [{"toolName": "Bash", "ruleContent": "rm *"}], "behavior": "deny",
+                "destination": "localSettings"}]
+    env, rec, _ = setup(tmp_path, one("PermissionRequest", hook_answer("allow", updatedPermissions=updates)),
+                        interactive=False, rules={"allow": ["Bash(make *)", "Bash(npm test)"],
+                                                  "deny": ["Bash(curl *)", "Bash(wget *)"]}, source=str(settings))
+    await run_call(ToolCall("t1", "Bash", {"command": "cargo build"}), env)  # asks: the hook answers
+    assert resolved(rec)[0].saved_rules == ["Bash(rm *)"]
+    assert json.loads(settings.read_text()) == {"model": "keep-me", "permissions": {
+        "allow": ["Bash(npm test)"], "deny": ["Bash(rm *)"]}}
+    assert (await run_call(ToolCall("t2", "Bash", {"command": "rm -rf build"}), env)).code == "permission_denied"
+    RAN.clear()
+    await run_call(ToolCall("t3", "Bash", {"command": "curl x"}), env)  # no longer denied: the hook allows it
+    await run_call(ToolCall("t4", "Bash", {"command": "make all"}), env)  # no longer allowed by a rule: asks
+    assert [r[1]["command"] for r in RAN] == ["curl x", "make all"]
+    assert len(rec.of("PermissionRequested")) == 3
 
 
 async def test_deny_with_feedback_reaches_the_model(tmp_path):

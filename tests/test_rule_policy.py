@@ -4,6 +4,7 @@ shown and takes effect at once, rule grammar errors."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -110,3 +111,13 @@ def test_rule_grammar(text, parsed):
 def test_malformed_rules_are_errors(text):
     with pytest.raises(RuleError):
         parse_rule(text)
+
+
+def test_working_directories_can_be_added_and_removed_but_the_cwd_stays(tmp_path):
+    other = tmp_path / "lib"
+    other.mkdir()
+    policy = RulePolicy(cwd=str(tmp_path / "proj"))
+    policy.add_directories([str(other), "~/notes"])
+    assert str(other) in policy.workdirs and os.path.expanduser("~/notes") in policy.workdirs
+    policy.remove_directories([str(other), str(tmp_path / "proj")])
+    assert str(other) not in policy.workdirs and str(tmp_path / "proj") in policy.workdirs

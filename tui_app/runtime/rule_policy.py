@@ -28,7 +28,7 @@ from tui_app.runtime.permissions import (
 )
 from tui_app.runtime.rule_checks import Assessment, RuleView
 from tui_app.runtime.rules import BEHAVIORS, Rule, RuleError, governs, hides, host_of, make_rule, names_tool
-from tui_app.runtime.settings_writer import SettingsWriteError, append_rules
+from tui_app.runtime.settings_writer import SettingsWriteError, append_rules, update_rules
 
 DESTINATIONS = ("session", "localSettings", "projectSettings", "userSettings")
 
@@ -146,6 +146,41 @@ class RulePolicy:
         if not view.of("deny", names):
             return None
         return lambda path: view.path_hit("deny", names, view.spell(path)) is not None
+
+    def remove_rules(self, behavior: Behavior, rules: list[str], destination: str = "session",
+                     replace_with: list[str] | None = None) -> list[str]:
+        """Drop `rules` of `destination` (with `replace_with`: all of its rules of this behavior,
+        then add those). In effect at once; a file destination is rewritten too. Returns the rules
+        the destination holds for this behavior afterwards."""
+        source = str(self.destinations.get(destination, destination))
+        base = self.home if destination == "userSettings" else self.project_dir
+        wanted: dict[str, Rule] = {}
+        for text in replace_with or []:
+            try:
+                wanted[text.strip()] = make_rule(text, behavior, source, base)
+            except RuleError as exc:
+                self._warn("rule_invalid", f"Not saved: {exc}")
+        gone = set(rules)
+        with self._lock:
+            kept = [r for r in self._rules[behavior] if not (r.source == source and (
+                replace_with is not None or r.text in gone))]
+            self._rules[behavior] = tuple(kept) + tuple(wanted.values())
+        path = self.destinations.get(destination)
+        if path is not None:
+            try:
+                update_rules(path, behavior, add=list(wanted), remove=list(gone), replace=replace_with is not None)
+            except SettingsWriteError as exc:
+                self._warn("settings_write_failed", f"{exc}. The change applies to this session only.")
+        return [r.text for r in self._rules[behavior] if r.source == source]
+
+    def remove_directories(self, directories: Iterable[str]) -> None:
+        """Working directories no longer covered by acceptEdits (the cwd always stays)."""
+        gone: set[str] = set()
+        for directory in directories:
+            directory = os.path.join(self.cwd, os.path.expanduser(directory))
+            gone |= {os.path.normpath(directory), os.path.realpath(directory)}
+        keep = {os.path.normpath(self.cwd), os.path.realpath(self.cwd)}
+        self.workdirs = tuple(d for d in self.workdirs if d in keep or d not in gone)
 
     # ---- the decision ---------------------------------------------------------------------------
 

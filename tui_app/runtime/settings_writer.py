@@ -1,7 +1,8 @@
-"""Adding permission rules to a settings file ("always allow"), without losing anything in it.
+"""Changing the permission rules of a settings file ("always allow", a hook's updates) without
+losing anything else in it.
 
-The file is read, the rules are appended to `permissions.<behavior>` (each once), and the result
-is written to a temporary file and renamed over the old one. A file that is not valid JSON is
+The file is read, `permissions.<behavior>` gets the rules added (each once), removed, or replaced,
+and the result is written to a temporary file and renamed over the old one. A file that is not valid JSON is
 never overwritten: the caller is told why, and the rule stays in effect for this session only.
 """
 
@@ -22,6 +23,14 @@ class SettingsWriteError(Exception):
 
 def append_rules(path: Path, behavior: str, rules: list[str]) -> list[str]:
     """Append `rules` to the file's `permissions.<behavior>` list; returns the ones that are there now."""
+    kept = update_rules(path, behavior, add=rules)
+    return [r for r in rules if r in kept]
+
+
+def update_rules(path: Path, behavior: str, *, add: list[str] = (), remove: list[str] = (),  # type: ignore[assignment]
+                 replace: bool = False) -> list[str]:
+    """Change the file's `permissions.<behavior>` list: with `replace` it becomes `add`; otherwise
+    `remove` leaves it and `add` joins it. Returns the list as written."""
     with _lock:
         data: dict = {}
         if path.exists():
@@ -43,11 +52,13 @@ def append_rules(path: Path, behavior: str, rules: list[str]) -> list[str]:
         existing = permissions.setdefault(behavior, [])
         if not isinstance(existing, list):
             raise SettingsWriteError(f"`permissions.{behavior}` in {path} is not a list; it was left as it is")
-        for rule in rules:
-            if rule not in existing:
-                existing.append(rule)
+        kept = [] if replace else [r for r in existing if r not in remove]
+        for rule in add:
+            if rule not in kept:
+                kept.append(rule)
+        permissions[behavior] = kept
         _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        return [r for r in rules if r in existing]
+        return kept
 
 
 def _write_atomically(path: Path, text: str) -> None:
