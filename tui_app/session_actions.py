@@ -25,7 +25,9 @@ def open_session_browser(app: App[Any], calling: Screen[Any] | None = None) -> N
             app.run_worker(open_replay(app, session_id, replace=isinstance(calling, ReplayScreen)),
                            group="open-replay")
 
-    app.push_screen(SessionBrowserScreen(), chosen)
+    runner = getattr(app, "runner", None)
+    live_id = getattr(getattr(runner, "session", None), "id", None)
+    app.push_screen(SessionBrowserScreen(live_id=live_id), chosen)
 
 
 async def open_replay(app: App[Any], session_id: str, *, replace: bool = False) -> ReplayScreen | None:

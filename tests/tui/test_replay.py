@@ -233,6 +233,7 @@ async def test_sessions_from_the_palette_open_a_replay_over_the_live_session(tmp
         await pilot.press("enter")
         await wait_until(pilot, lambda: "Now run the linter." not in screen_text(app) and
                          "Why does test_even fail? Fix it." in screen_text(app), "the session browser")
+        assert screen_text(app).count("● this session") == 1  # the running one is told apart
         await pilot.press(*"test_even", "enter", "enter")
         replay = await caught_up(pilot)
         assert isinstance(app.screen, ReplayScreen) and replay is app.screen

@@ -28,9 +28,10 @@ def _cell(text: str, limit: int = 80) -> Text:
     return Text(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def row_of(summary: SessionSummary) -> tuple[Text, ...]:
+def row_of(summary: SessionSummary, live: bool = False) -> tuple[Text, ...]:
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.started)) if summary.started else "?"
-    return (Text(started), Text(str(summary.turns)), _cell(summary.status, 24), _cell(summary.model, 28),
+    status = Text("● this session", style="bold") if live else _cell(summary.status, 24)
+    return (Text(started), Text(str(summary.turns)), status, _cell(summary.model, 28),
             _cell(summary.cwd, 40), _cell(summary.first_prompt, 60), Text(summary.id))
 
 
@@ -50,9 +51,11 @@ class SessionBrowserScreen(ModalScreen[str | None]):
                                              # from the filter box, ↓ goes on into the list (the list keeps ↓)
                                              Binding("down", "to_list", show=False)]
 
-    def __init__(self, sessions: list[SessionSummary] | None = None) -> None:
+    def __init__(self, sessions: list[SessionSummary] | None = None, *, live_id: str | None = None) -> None:
         super().__init__()
         self._given = sessions
+        #: the session running in this app (its log is still being written)
+        self.live_id = live_id
         self.sessions: list[SessionSummary] = []
 
     def compose(self) -> ComposeResult:
@@ -86,7 +89,7 @@ class SessionBrowserScreen(ModalScreen[str | None]):
         table.clear()
         for summary in self.sessions:
             if matches(summary, needle):
-                table.add_row(*row_of(summary), key=summary.id)
+                table.add_row(*row_of(summary, summary.id == self.live_id), key=summary.id)
         title = self.query_one("#sessions-title", Static)
         shown = table.row_count
         title.update(Text(f"Sessions — {shown} of {len(self.sessions)} · Enter opens one read-only, Esc closes"))
