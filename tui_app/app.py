@@ -74,7 +74,7 @@ class VigilApp(App[int]):
         self.main = MainScreen(self.controls, cwd=cwd, cwd_label=cwd_label, tag=tag, history=history,
                                table_clock=table_clock)
         options = DialogOptions(cwd=cwd, key_guard_s=key_guard_s, clock=guard_clock, ring_bell=ring_bell,
-                                forward_keys=self._typed_during_guard)
+                                forward_keys=self._typed_during_guard, can_open=self._on_main_screen)
         self.approvals = ApprovalQueue(self, self._answer_approval, options)
         self.questions = QuestionQueue(self, self._answer_question, options)
 
@@ -158,6 +158,16 @@ class VigilApp(App[int]):
         if update is not None and (getattr(screen, "_dirty_widgets", None) or getattr(screen, "_layout_required", False)
                                    or getattr(screen, "_repaint_required", False)):
             update()
+
+    # ---- dialogs ----------------------------------------------------------------------------
+
+    def _on_main_screen(self) -> bool:
+        return bool(self.screen_stack) and self.screen_stack[-1] is self.main
+
+    def show_waiting_dialogs(self) -> None:
+        """Back on the main screen: a request that waited meanwhile opens now."""
+        self.approvals.observe(())
+        self.questions.observe(())
 
     # ---- answers out ------------------------------------------------------------------------
 

@@ -1,10 +1,12 @@
 """Which dialog is up: approvals and AskUserQuestion, driven by the session's events.
 
 Requests queue in the order they were asked; one dialog is shown at a time and says where it is
-in the queue ("2 of 3"). A request decided by someone else (a PermissionRequest hook, a timeout,
-an interrupt that cancelled the call) closes its dialog by itself and a notification says who
-decided. The answers go to the broker through `answer_*`, which are thread-safe.
-All of this runs on the UI thread.
+in the queue ("2 of 3"). A dialog opens only over the main screen: while the user is in the
+command palette, the artifact browser or any other screen, a notification says what waits, and the
+dialog opens when they are back (keys meant for that screen never answer a request). A request
+decided by someone else (a PermissionRequest hook, a timeout, an interrupt that cancelled the call)
+closes its dialog by itself and a notification says who decided. The answers go to the broker
+through `answer_*`, which are thread-safe. All of this runs on the UI thread.
 """
 
 from __future__ import annotations
@@ -60,6 +62,19 @@ class DialogOptions:
     ring_bell: bool = True
     #: where characters typed during a dialog's key guard go (the prompt box)
     forward_keys: Callable[[str], None] | None = None
+    #: may a dialog open now (the user is on the main screen)?
+    can_open: Callable[[], bool] = lambda: True
+
+
+def tell_waiting(app: App[Any], options: DialogOptions, told: set[str], request_id: str, what: str) -> None:
+    """Once per request: what waits for the user, while a dialog cannot open."""
+    if request_id in told:
+        return
+    told.add(request_id)
+    app.notify(f"{what} waits for you: it opens when you are back on the main screen.", title="Waiting for you",
+               severity="warning", markup=False, timeout=8)
+    if options.ring_bell:
+        app.bell()
 
 
 @dataclass
@@ -72,6 +87,8 @@ class ApprovalQueue:
     screen: ApprovalScreen | None = None
     #: answered since the queue was last empty (for "2 of 3")
     answered: int = 0
+    #: requests already announced while no dialog could open
+    told: set[str] = field(default_factory=set)
 
     @property
     def position(self) -> tuple[int, int]:
@@ -104,7 +121,12 @@ class ApprovalQueue:
 
     def _update(self) -> None:
         if self.current is None and self.waiting:
-            self._show(self.waiting.pop(0))
+            if self.options.can_open():
+                self._show(self.waiting.pop(0))
+            else:
+                first = self.waiting[0]
+                what = f"Approval of {one_line(first.tool, 60)}"
+                tell_waiting(self.app, self.options, self.told, first.request_id, what)
         elif self.screen is not None:
             self.screen.set_queue(*self.position)
         if self.current is None and not self.waiting:
@@ -139,6 +161,7 @@ class QuestionQueue:
     waiting: list[UserQuestionAsked] = field(default_factory=list)
     current: UserQuestionAsked | None = None
     screen: QuestionScreen | None = None
+    told: set[str] = field(default_factory=set)
 
     def observe(self, events: Iterable[Any]) -> None:
         for event in events:
@@ -146,8 +169,14 @@ class QuestionQueue:
                 self.waiting.append(event)
             elif isinstance(event, UserQuestionAnswered):
                 self._gone(event.request_id, event.outcome)
+        self._update()
+
+    def _update(self) -> None:
         if self.current is None and self.waiting:
-            self._show(self.waiting.pop(0))
+            if self.options.can_open():
+                self._show(self.waiting.pop(0))
+            else:
+                tell_waiting(self.app, self.options, self.told, self.waiting[0].request_id, "A question from the agent")
 
     def _gone(self, request_id: str, outcome: str) -> None:
         if self.current is not None and self.current.request_id == request_id:
@@ -169,5 +198,4 @@ class QuestionQueue:
             self.answer(request.request_id, answers)
         self.current = None
         self.screen = None
-        if self.waiting:
-            self._show(self.waiting.pop(0))
+        self._update()

@@ -145,6 +145,31 @@ async def test_over_a_dialog_the_palette_offers_nothing_that_acts_behind_it(tmp_
         await wait_until(pilot, lambda: app.dialog is None, "the dialog to close")
 
 
+async def test_a_request_waits_while_the_palette_is_open_and_keys_typed_there_answer_nothing(tmp_path, monkeypatch):
+    from textual.command import CommandPalette
+
+    session = make_session(tmp_path, monkeypatch, [{"delay_ms": 300, "tool_calls": [READ, EDIT]}, {"text": "Done."}])
+    app = AppUnderTest(session)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await started(pilot)
+        assert app.controls.submit("fix add")
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await wait_until(pilot, lambda: app.events_of("PermissionRequested"), "the Edit to ask")
+        await pilot.pause(0.5)
+        assert isinstance(app.screen, CommandPalette) and app.dialog is None
+        assert "Approval of Edit waits for you" in " ".join(app.notifications())
+        await pilot.press(*"any key n y a")  # meant for the palette
+        await pilot.pause(0.5)
+        assert app.events_of("PermissionResolved") == [] and app.dialog is None
+        await pilot.press("escape")
+        dialog = await wait_until(pilot, lambda: app.dialog, "the dialog, back on the main screen")
+        assert dialog.request.tool == "Edit"
+        await pilot.pause(0.35)  # the key guard
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.states().get("e1") == "done", "the Edit to run")
+
+
 async def test_ctrl_o_opens_the_selected_calls_artifact_in_the_browser(tmp_path, monkeypatch):
     session = make_session(tmp_path, monkeypatch, [
         {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "seq 1 20000"}}]},

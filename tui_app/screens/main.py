@@ -141,6 +141,12 @@ class MainScreen(Screen[None]):
                                  clock=self.table_clock, id="detail")
         yield Footer()
 
+    def on_screen_resume(self) -> None:
+        # back from the palette, the artifact browser or a dialog: what waited meanwhile opens now
+        show = getattr(self.app, "show_waiting_dialogs", None)
+        if show is not None:
+            self.call_after_refresh(show)
+
     def on_mount(self) -> None:
         prompt = self.prompt
         if self.controls is None:
