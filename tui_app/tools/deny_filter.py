@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tui_app.runtime.contract import ToolContext
 
@@ -27,3 +27,11 @@ async def without_denied(ctx: ToolContext, found: list[T], path_of: Callable[[T]
 
 def left_out_note(count: int) -> str:
     return f"({count} matching file{'s' if count != 1 else ''} left out: Read deny rules)"
+
+
+def note_left_out(output: dict[str, Any], text: str, count: int) -> str:
+    """The result's text with the count of left-out files noted (`deniedFiles` in the output)."""
+    if not count:
+        return text
+    output["deniedFiles"] = count
+    return f"{text}\n{left_out_note(count)}"

@@ -29,7 +29,7 @@ from tui_app.tools.common import (
     run_stoppable,
     text_display,
 )
-from tui_app.tools.deny_filter import left_out_note, without_denied
+from tui_app.tools.deny_filter import note_left_out, without_denied
 from tui_app.tools.globmatch import compile_glob, max_depth, split_literal_prefix
 
 MAX_RESULTS = 100
@@ -133,11 +133,8 @@ async def glob_files(params: GlobInput, ctx: ToolContext) -> RawResult:
     text, truncated = listing(paths)
     output = {"filenames": paths[:MAX_RESULTS], "numFiles": min(len(paths), MAX_RESULTS), "truncated": truncated,
               "durationMs": int((time.perf_counter() - started) * 1000)}
-    if left_out:
-        output["deniedFiles"] = left_out
-        text = f"{text}\n{left_out_note(left_out)}"
+    text = note_left_out(output, text, left_out)
     return RawResult(output=output, text=text, display=text_display(text, f"Glob {params.pattern}"))
-
 
 
 GLOB = ToolSpec(

@@ -32,7 +32,7 @@ from tui_app.tools.common import (
     run_stoppable,
     text_display,
 )
-from tui_app.tools.deny_filter import left_out_note, without_denied
+from tui_app.tools.deny_filter import note_left_out, without_denied
 from tui_app.tools.grep_search import UTF16_BOMS, FileHits, GrepQuery, SearchFailed, format_hits, split_globs
 
 DESCRIPTION = """Searches file contents with a regular expression (ripgrep).
@@ -150,12 +150,8 @@ async def grep(params: GrepInput, ctx: ToolContext) -> RawResult:
         "appliedLimit": params.head_limit if found.limited else None,
         "durationMs": int((time.perf_counter() - started) * 1000),
     }
-    text = found.text
-    if left_out:
-        output["deniedFiles"] = left_out
-        text = f"{text}\n{left_out_note(left_out)}"
+    text = note_left_out(output, found.text, left_out)
     return RawResult(output=output, text=text, display=text_display(text, f"Grep {params.pattern}"))
-
 
 
 GREP = ToolSpec(
