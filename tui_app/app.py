@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -34,6 +36,8 @@ from tui_app.theme import pick_theme
 PUMP_HZ = 30
 #: loop turns a key needs to reach whoever handles it (widget → containers → screen → app)
 KEY_HOPS = 8
+#: after SIGTERM, how long the app may take to restore the terminal before the process just ends
+EXIT_GRACE_S = 5.0
 AUTO_PROMPT_DELAY_S = 1.2
 
 
@@ -209,9 +213,18 @@ class VigilApp(App[int]):
                 pass
 
     def _on_signal(self, number: int) -> None:
-        # killed or hung up: the children go first, then the app (its terminal may be gone)
+        # killed or hung up: the children go first, then the app
         self.close_runtime()
-        self.exit(128 + number)
+        code = 128 + number
+        if number == signal.SIGHUP:
+            # the terminal is gone: there is nothing to restore, and Textual's writer thread, whose
+            # writes now fail, could leave its shutdown waiting on a full queue for ever
+            os._exit(code)
+        self.exit(code)
+        # the terminal is restored on the way out; should that hang, the process ends anyway
+        watchdog = threading.Timer(EXIT_GRACE_S, os._exit, args=(code,))
+        watchdog.daemon = True
+        watchdog.start()
 
 
 def _freeze_gc() -> None:
