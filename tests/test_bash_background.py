@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -237,4 +238,30 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt():
         assert out.strip() == "cancelled", err
         assert wait_gone(mark, timeout=3) == {}
     finally:
+        kill_marked(mark)
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGHUP])
+def test_a_headless_run_killed_by_a_signal_takes_its_commands_with_it(tmp_path, how):
+    mark = marker()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"steps": [{"tool_calls": [
+        {"id": "b1", "name": "Bash", "input": {"command": f"sleep {mark} & sleep {mark}"}}]}]}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "VIGIL_HOME": str(tmp_path / "home")}
+    run = subprocess.Popen([sys.executable, "-m", "tui_app", "-p", "go", "--script", str(script),
+                            "--permission-mode", "bypassPermissions"], cwd=tmp_path, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(with_marker(mark)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(with_marker(mark)) >= 2, "the command did not start"
+        run.send_signal(how)
+        assert run.wait(20) == 128 + how
+        assert wait_gone(mark, timeout=10) == {}
+        (log,) = (tmp_path / "home" / "sessions").glob("*/events.jsonl")
+        kinds = [json.loads(line)["type"] for line in log.read_text().splitlines()]
+        assert "ToolCallStarted" in kinds and kinds[-1] == "SessionEnded"  # a log that ends cleanly
+    finally:
+        run.kill()
         kill_marked(mark)

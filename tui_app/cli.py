@@ -294,8 +294,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.prompt.strip():
             sys.stderr.write("vigil: the prompt is empty\n")
             return 2
+        exit_on_signals()
         return run_prompt(args)
     demo = wants_demo(args)
     if demo and (args.output_format is not None or not sys.stdout.isatty()):
+        exit_on_signals()
         return run_demo_headless(args)
     return run_tui(args, demo)
+
+
+def exit_on_signals() -> None:
+    """Headless: SIGTERM or SIGHUP end the run the way an exception would, so the interpreter's
+    exit handlers still stop every process group a tool started (the default action would skip
+    them and leave the children running)."""
+    import signal
+
+    def stop(number: int, _frame: object) -> None:
+        raise SystemExit(128 + number)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, stop)
