@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tui_app.runtime.permissions import PERMISSION_MODES
@@ -294,23 +295,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.prompt.strip():
             sys.stderr.write("vigil: the prompt is empty\n")
             return 2
-        exit_on_signals()
-        return run_prompt(args)
+        with exiting_on_signals():
+            return run_prompt(args)
     demo = wants_demo(args)
     if demo and (args.output_format is not None or not sys.stdout.isatty()):
-        exit_on_signals()
-        return run_demo_headless(args)
+        with exiting_on_signals():
+            return run_demo_headless(args)
     return run_tui(args, demo)
 
 
-def exit_on_signals() -> None:
+@contextlib.contextmanager
+def exiting_on_signals() -> Iterator[None]:
     """Headless: SIGTERM or SIGHUP end the run the way an exception would, so the interpreter's
     exit handlers still stop every process group a tool started (the default action would skip
-    them and leave the children running)."""
+    them and leave the children running). The previous handlers come back afterwards."""
     import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # `main` called from a thread (an embedding program): its signals are not ours
+        return
 
     def stop(number: int, _frame: object) -> None:
         raise SystemExit(128 + number)
 
-    for number in (signal.SIGTERM, signal.SIGHUP):
+    numbers = (signal.SIGTERM, signal.SIGHUP)
+    previous = {number: signal.getsignal(number) for number in numbers}
+    for number in numbers:
         signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
