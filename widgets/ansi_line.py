@@ -6,6 +6,7 @@ line instead of a full ANSI parse."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from rich.ansi import AnsiDecoder
 from rich.cells import cell_len
@@ -14,32 +15,20 @@ from rich.style import Style
 
 _SGR = re.compile(r"\x1b\[([0-9;:]*)m")
 _CACHE_LIMIT = 4096
-_after_sgr: dict[tuple[Style, str], Style] = {}
-_on_base: dict[tuple[Style, Style], Style] = {}
 
 
+@lru_cache(maxsize=_CACHE_LIMIT)
 def _after(style: Style, params: str) -> Style:
     """The style in force after `ESC [ params m`, from `style` (Rich's decoder decides)."""
-    key = (style, params)
-    found = _after_sgr.get(key)
-    if found is None:
-        if len(_after_sgr) > _CACHE_LIMIT:
-            _after_sgr.clear()
-        decoder = AnsiDecoder()
-        decoder.style = style
-        decoder.decode_line(f"\x1b[{params}m")
-        found = _after_sgr[key] = decoder.style
-    return found
+    decoder = AnsiDecoder()
+    decoder.style = style
+    decoder.decode_line(f"\x1b[{params}m")
+    return decoder.style
 
 
+@lru_cache(maxsize=_CACHE_LIMIT)
 def _combined(base: Style, style: Style) -> Style:
-    key = (base, style)
-    found = _on_base.get(key)
-    if found is None:
-        if len(_on_base) > _CACHE_LIMIT:
-            _on_base.clear()
-        found = _on_base[key] = base + style if style else base
-    return found
+    return base + style if style else base
 
 
 def sgr_segments(line: str, base: Style) -> tuple[list[Segment], int]:

@@ -184,14 +184,18 @@ class ChatView(VerticalScroll):
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.cwd = cwd
-        self.rows = ToolRows()
-        self._call_lines: dict[str, CallLine] = {}
         self._streams: dict[tuple[Any, ...], tuple[AssistantMarkdown, MarkdownStream, list[str]]] = {}
-        self._last_error = ""
         #: thinking notes still streaming, by (turn, step, block)
         self._thinking: dict[tuple[Any, ...], ThinkingNote] = {}
         #: widgets waiting to be mounted together (inside `mounting_together`)
         self._pending: list[Any] | None = None
+        self._start_empty()
+
+    def _start_empty(self) -> None:
+        """What the chat knows before its first event (its children are the caller's business)."""
+        self.rows = ToolRows()
+        self._call_lines: dict[str, CallLine] = {}
+        self._last_error = ""
         #: events seen so far; each widget remembers after how many it appeared (for `rewind`)
         self.applied = 0
         #: entries that gave way to newer ones, the calls among them, and the newest position among them
@@ -407,12 +411,7 @@ class ChatView(VerticalScroll):
 
     async def _rebuild(self, events: Sequence[Any]) -> None:
         await self.remove_children()
-        self.rows = ToolRows()
-        self._call_lines = {}
-        self._last_error = ""
-        self.applied = self.hidden = self._hidden_upto = 0
-        self._hidden_calls = set()
-        self._earlier = None
+        self._start_empty()
         async with self.mounting_together():
             for event in events:
                 await self.apply(event)

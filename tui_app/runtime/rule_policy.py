@@ -87,13 +87,13 @@ class RulePolicy:
 
     def add_directories(self, directories: Iterable[str]) -> None:
         """Working directories (both spellings of each), where acceptEdits lets edits run."""
-        roots = list(self.workdirs)
-        for directory in directories:
-            directory = os.path.join(self.cwd, os.path.expanduser(directory))
-            for spelling in (os.path.normpath(directory), os.path.realpath(directory)):
-                if spelling not in roots:
-                    roots.append(spelling)
-        self.workdirs = tuple(roots)
+        spellings = [spelling for directory in directories for spelling in self._dir_spellings(directory)]
+        self.workdirs = tuple(dict.fromkeys([*self.workdirs, *spellings]))
+
+    def _dir_spellings(self, directory: str) -> tuple[str, str]:
+        """A directory as given (`~`, relative to the cwd) and as it really is."""
+        directory = os.path.join(self.cwd, os.path.expanduser(directory))
+        return os.path.normpath(directory), os.path.realpath(directory)
 
     # ---- the PermissionPolicy protocol ----------------------------------------------------------
 
@@ -175,11 +175,8 @@ class RulePolicy:
 
     def remove_directories(self, directories: Iterable[str]) -> None:
         """Working directories no longer covered by acceptEdits (the cwd always stays)."""
-        gone: set[str] = set()
-        for directory in directories:
-            directory = os.path.join(self.cwd, os.path.expanduser(directory))
-            gone |= {os.path.normpath(directory), os.path.realpath(directory)}
-        keep = {os.path.normpath(self.cwd), os.path.realpath(self.cwd)}
+        gone = {spelling for directory in directories for spelling in self._dir_spellings(directory)}
+        keep = set(self._dir_spellings(self.cwd))
         self.workdirs = tuple(d for d in self.workdirs if d in keep or d not in gone)
 
     # ---- the decision ---------------------------------------------------------------------------

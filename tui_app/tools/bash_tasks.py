@@ -139,14 +139,21 @@ class BackgroundTasks:
         done, _ = await asyncio.wait({task.watcher}, timeout=timeout_s)
         return bool(done)
 
-    def read_new(self, task: BackgroundTask, max_bytes: int = DEFAULT_READ_BYTES) -> NewOutput:
-        """What the task wrote since the last read: at most `max_bytes` (the latest ones)."""
-        status, exit_code = task.status, task.exit_code  # taken first: the output read is then complete
+    @staticmethod
+    def _settled_state(task: BackgroundTask) -> tuple[Status, int | None]:
+        """The task's status and exit code, taken before its output is flushed to the file: what
+        is read afterwards is then complete for that status."""
+        status, exit_code = task.status, task.exit_code
         if not task.writer.closed:
             try:
                 task.writer.flush()
             except (OSError, ValueError):
                 pass
+        return status, exit_code
+
+    def read_new(self, task: BackgroundTask, max_bytes: int = DEFAULT_READ_BYTES) -> NewOutput:
+        """What the task wrote since the last read: at most `max_bytes` (the latest ones)."""
+        status, exit_code = self._settled_state(task)
         try:
             with open(task.path, "rb") as handle:
                 handle.seek(0, 2)
@@ -168,12 +175,7 @@ class BackgroundTasks:
                           max_bytes: int = DEFAULT_READ_BYTES) -> NewOutput:
         """The new lines that match `pattern` (the latest `max_bytes` of them); the others are
         passed over for good. A running task's unfinished last line waits for the next read."""
-        status, exit_code = task.status, task.exit_code
-        if not task.writer.closed:
-            try:
-                task.writer.flush()
-            except (OSError, ValueError):
-                pass
+        status, exit_code = self._settled_state(task)
         kept: deque[str] = deque()
         size = skipped = 0
         offset = task.read_offset
