@@ -16,8 +16,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/vigil $(ARGS)
 
+# tests run in parallel, two workers per core (many wait on processes, terminals and sockets)
+JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) * 2 )))
+
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(JOBS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -26,12 +26,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.contract import PermissionSpec, RawResult, ToolFlags, ToolSpec
-from tui_app.runtime.hooks import HookCall, NoHooks, PermissionHookAnswer
+from tui_app.runtime.hooks.runner import HookCall, NoHooks, PermissionHookAnswer
+from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
+from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.pipeline import CallEnv, ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
-from tui_app.runtime.rule_policy import RulePolicy
 
 MAX_DELAY_S = 0.002
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from widgets.line_index import LineIndex
-from widgets.line_search import Query, count, find
+from widgets.viewer.line_index import LineIndex
+from widgets.viewer.line_search import Query, count, find
 
 RARE = "NEEDLE-7f3a"
 SCREEN_ROWS = 48
@@ -107,7 +107,7 @@ async def first_screen_viewer(path: Path) -> float:
     """From `open()` to the moment the viewer has rendered every row of its first screen (the
     compositor asks for rows one by one; the last row of the screen closes the frame)."""
     from tests.viewer_harness import ViewerApp, screen_rows
-    from widgets.artifact_lines import ArtifactLines
+    from widgets.viewer.artifact_lines import ArtifactLines
 
     painted: list[float] = []
     plain_render_line = ArtifactLines.render_line

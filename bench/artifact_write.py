@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui_app.runtime.artifacts import ArtifactStore
+from tui_app.runtime.results.artifacts import ArtifactStore
 
 LEVELS = ("INFO", "DEBUG", "WARN", "INFO", "ERROR", "INFO")
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui_app.runtime.diffing import apply_hunks, structured_patch
+from tui_app.runtime.files.diffing import apply_hunks, structured_patch
 
 LINES = 10_000
 EDITS = 50

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime.contract import RawResult, StrictInput, ToolFlags, ToolSpec
 from tui_app.runtime.registry import ToolRegistry
@@ -51,7 +52,7 @@ def script(responses: int, per: int) -> Script:
 async def vigil_run(responses: int, per: int, home: str) -> float:
     registry = ToolRegistry()
     registry.register(NOOP)
-    session = Session(cwd=home, model=ScriptedModel(script(responses, per), chunk_chars=1 << 20),
+    session = Session(agent=run_turn, cwd=home, model=ScriptedModel(script(responses, per), chunk_chars=1 << 20),
                       registry=registry, log_path=Path(home) / f"{time.time_ns()}.jsonl", early_execution=False)
     await session.start()
     began = time.perf_counter()

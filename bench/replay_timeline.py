@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.app import App
 
-from tui_app.replay_app import ReplayApp
+from tui_app.app.replay_app import ReplayApp
+from tui_app.app.screens.replay import ReplayScreen
 from tui_app.runtime import events as ev
 from tui_app.runtime.contract import ToolFlags
-from tui_app.screens.replay import ReplayScreen
 from widgets.chat import ChatView
 
 SESSION = "bench-replay"

@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from textual import events
 from textual.screen import Screen
 
-import tui_app.tools.bash_output as bash_output
-from tui_app.app import VigilApp
+import tui_app.tools.bash.output as bash_output
+from tui_app.app.vigil_app import VigilApp
 from tui_app.assemble import SessionOptions, build_session
-from tui_app.tools.live_output import LiveOutput
+from tui_app.tools.bash.live_output import LiveOutput
 from widgets.output_view import OutputView
 from widgets.prompt_input import PromptInput
 

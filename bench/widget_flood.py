@@ -49,7 +49,7 @@ from tui_app.runtime.events import (
     ToolCallResult,
     ToolCallStarted,
 )
-from widgets.diff_view import DiffView
+from widgets.diff.view import DiffView
 from widgets.output_view import OutputView
 from widgets.tool_table import ToolTable
 

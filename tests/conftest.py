@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from tests.needs import need_program
+
 
 @pytest.fixture
 def utc(monkeypatch):
@@ -15,3 +17,9 @@ def utc(monkeypatch):
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture
+def tmux_available() -> None:
+    """The test drives a real terminal: it needs tmux (skips without it, fails under CI)."""
+    need_program("tmux")

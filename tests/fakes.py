@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 from pydantic import BaseModel
+from tui_app.runtime.permissions.decision import ModePolicy
 
-from tui_app.runtime.approval import ApprovalBroker
 from tui_app.runtime.contract import (
     RawResult,
     StrictInput,
@@ -17,8 +17,8 @@ from tui_app.runtime.contract import (
     ToolFlags,
     ToolSpec,
 )
-from tui_app.runtime.hooks import NoHooks
-from tui_app.runtime.permissions import ModePolicy
+from tui_app.runtime.hooks.runner import NoHooks
+from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.pipeline import CallEnv
 from tui_app.runtime.registry import ToolRegistry
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from tests.fakes import SAFE, Recorder, make_env
 from tui_app.runtime.contract import RawResult, StrictInput, ToolContext, ToolFailure, ToolSpec
-from tui_app.runtime.filestate import FileState, absolute_path
+from tui_app.runtime.files.state import FileState, absolute_path
 from tui_app.runtime.pipeline import ToolCall, run_call
 
 

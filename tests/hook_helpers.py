@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes import Recorder
-from tui_app.runtime.command_hooks import CommandHooks
-from tui_app.runtime.hook_config import HookConfig, parse_hooks
-from tui_app.runtime.hooks import HookCall
+from tui_app.runtime.hooks.command import CommandHooks
+from tui_app.runtime.hooks.config import HookConfig, parse_hooks
+from tui_app.runtime.hooks.runner import HookCall
 
 HOOKS = Path(__file__).parent / "hooks"
 PY = shlex.quote(sys.executable)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_app.runtime.bash_readonly import BASH_FLAGS, bash_flags
 from tui_app.runtime.contract import (
     ApprovalPreview,
     PermissionSpec,
@@ -16,6 +15,7 @@ from tui_app.runtime.contract import (
     ToolFlags,
     ToolSpec,
 )
+from tui_app.runtime.permissions.bash_readonly import BASH_FLAGS, bash_flags
 
 READ_FLAGS = ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
                        risk="low")

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 from tests.fakes import make_env
 from tests.perm_fakes import MCP_READ, record
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
-from tui_app.runtime.hooks import HookCall, NoHooks, PermissionHookAnswer
+from tui_app.runtime.hooks.runner import HookCall, NoHooks, PermissionHookAnswer
+from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
+from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.pipeline import ToolCall
-from tui_app.runtime.rule_policy import RulePolicy
 
 USER_ACTIONS = ("none", "allow", "deny", "always", "feedback", "wrong_hash")
 HOOK_ACTIONS = ("none", "allow", "deny", "interrupt", "undecided", "broken")

@@ -14,12 +14,12 @@ import pytest
 from tests.fakes import Recorder, make_env
 from tests.hook_helpers import SESSION, handler, live_members, make_hooks, one, script
 from tests.perm_fakes import BASH, DEPLOY, MCP_READ, RAN, BashInput, record
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker, ApprovalRequest
 from tui_app.runtime.contract import ApprovalPreview, PermissionSpec, ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
+from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from tui_app.runtime.permissions.policy import RulePolicy
+from tui_app.runtime.permissions.rules import make_rule
 from tui_app.runtime.pipeline import ToolCall, run_call
-from tui_app.runtime.rule_policy import RulePolicy
-from tui_app.runtime.rules import make_rule
 
 
 @pytest.fixture(autouse=True)

@@ -14,11 +14,11 @@ from textual.app import App
 from textual.widgets import DataTable, Input
 
 from tests.viewer_harness import screen_rows, status_text, wait_for
-from tui_app import artifacts_command
+from tui_app.app import artifacts_command
+from tui_app.app.screens.artifacts import ArtifactBrowserApp, ArtifactBrowserScreen
 from tui_app.cli import main as cli_main
-from tui_app.runtime.artifacts import ArtifactInfo
-from tui_app.screens.artifacts import ArtifactBrowserApp, ArtifactBrowserScreen
-from widgets.artifact_lines import ArtifactLines
+from tui_app.runtime.results.artifacts import ArtifactInfo
+from widgets.viewer.artifact_lines import ArtifactLines
 
 CREATED = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
 

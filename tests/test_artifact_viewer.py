@@ -10,8 +10,8 @@ from rich.color import Color
 from textual.widgets import Input
 
 from tests.viewer_harness import ViewerApp, screen_rows, status_text, wait_for
-from widgets.artifact_lines import ArtifactLines
-from widgets.external_open import external_command
+from widgets.text.external_open import external_command
+from widgets.viewer.artifact_lines import ArtifactLines
 
 
 def numbered(count: int, marks: dict[int, str] | None = None) -> bytes:

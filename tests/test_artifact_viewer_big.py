@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input
 
 from tests.viewer_harness import ViewerApp, generated_line, screen_rows, status_text, wait_for, write_big_file
-from widgets.line_index import LineIndex
+from widgets.viewer.line_index import LineIndex
 
 SIZE = 500 << 20
 

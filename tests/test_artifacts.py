@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import SAFE, make_env
-from tui_app.runtime import budgets
-from tui_app.runtime.artifacts import ArtifactNotFound, ArtifactStore, ArtifactWriter, parse_artifact_uri
 from tui_app.runtime.contract import RawResult, StrictInput, ToolSpec
 from tui_app.runtime.events import ToolCallResult
 from tui_app.runtime.pipeline import ToolCall, run_call
+from tui_app.runtime.results import budgets
+from tui_app.runtime.results.artifacts import ArtifactNotFound, ArtifactStore, ArtifactWriter, parse_artifact_uri
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +104,7 @@ def test_text_with_escaped_bytes_goes_back_to_those_bytes(tmp_path):
 STREAM_SCRIPT = """
 import json, resource, sys, tracemalloc
 sys.path.insert(0, sys.argv[3])
-from tui_app.runtime.artifacts import ArtifactStore
+from tui_app.runtime.results.artifacts import ArtifactStore
 
 def rss_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -14,13 +14,14 @@ import pytest
 
 from tests.fakes import make_env
 from tests.procs import in_groups, kill_marked, marker, wait_for_marker, wait_gone, with_marker
-from tui_app.runtime.artifacts import ArtifactStore
 from tui_app.runtime.display import OutputSegment
 from tui_app.runtime.events import EVENT_ADAPTER
 from tui_app.runtime.executor import TurnControl, run_batch
-from tui_app.runtime.permissions import ModePolicy
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call
-from tui_app.tools.bash import BASH, GRACE_S
+from tui_app.runtime.results.artifacts import ArtifactStore
+from tui_app.tools.bash.tool import BASH, GRACE_S
+from tui_app.tools.grep.rg_backend import find_rg
 
 
 @pytest.fixture
@@ -300,7 +301,7 @@ async def test_when_the_artifact_cannot_be_written_the_call_still_succeeds_with_
     ("grep -q nothing-here /dev/null", False, 1),
     ("ls / | grep -q nothing-here", False, 1),
     ("grep -q x /no/such/file", True, 2),
-    ("rg --version >/dev/null 2>&1 || exit 1", False, 0),
+    (f"{find_rg()} -q nothing-here /dev/null", False, 1),  # the rg installed with Vigil
     ("find /no/such/dir -name x 2>/dev/null", False, 1),
     ("diff <(echo a) <(echo b) >/dev/null", False, 1),
     ("test -f /no/such/file", False, 1),

@@ -13,19 +13,20 @@ import time
 from pathlib import Path
 
 import pytest
+from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone, with_marker
+from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import ScriptedModel, load_script
-from tui_app.runtime.artifacts import ArtifactStore
-from tui_app.runtime.permissions import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
+from tui_app.runtime.results.artifacts import ArtifactStore
 from tui_app.runtime.session import Session
-from tui_app.tools.bash import BASH
-from tui_app.tools.bash_tasks import BackgroundTasks
-from tui_app.tools.task_output import TASK_OUTPUT
-from tui_app.tools.task_stop import TASK_STOP
+from tui_app.tools.bash.task_output import TASK_OUTPUT
+from tui_app.tools.bash.task_stop import TASK_STOP
+from tui_app.tools.bash.tasks import BackgroundTasks
+from tui_app.tools.bash.tool import BASH
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -146,7 +147,7 @@ async def test_no_background_task_survives_the_session(tmp_path):
         registry.register(spec)
     script = tmp_path / "script.json"
     script.write_text('{"steps": [{"text": "hi"}]}')
-    session = Session(cwd=str(tmp_path), model=ScriptedModel(load_script(script)), registry=registry,
+    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(load_script(script)), registry=registry,
                       policy=ModePolicy(allow={"Bash"}), persist=False,
                       services={"artifacts": ArtifactStore("s", tmp_path / "a"),
                                 "background_tasks": BackgroundTasks(grace_s=1.0)})
@@ -184,7 +185,7 @@ def test_background_tasks_die_with_the_vigil_process(ending):
     mark = marker()
     code = f"""
         import asyncio, os
-        from tui_app.tools.bash_tasks import BackgroundTasks
+        from tui_app.tools.bash.tasks import BackgroundTasks
 
         async def start():
             tasks = BackgroundTasks()
@@ -215,9 +216,9 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt():
     code = f"""
         import asyncio
         from tests.fakes import make_env
-        from tui_app.runtime.permissions import ModePolicy
+        from tui_app.runtime.permissions.decision import ModePolicy
         from tui_app.runtime.pipeline import ToolCall, run_call
-        from tui_app.tools.bash import BASH
+        from tui_app.tools.bash.tool import BASH
 
         async def main():
             env, _ = make_env(BASH, policy=ModePolicy(allow={{"Bash"}}))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.runtime.bash_parse import parse_command
-from tui_app.runtime.bash_readonly import (
+from tui_app.runtime.permissions.bash_parse import parse_command
+from tui_app.runtime.permissions.bash_readonly import (
     BASH_FLAGS,
     DESTRUCTIVE_BASH_FLAGS,
     READ_ONLY_BASH_FLAGS,

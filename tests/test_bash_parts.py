@@ -14,16 +14,16 @@ import pytest
 
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, with_marker
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.contract import ProgressSink, ToolFlags
+from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.pipeline import ToolCall, run_call
-from tui_app.tools import bash as bash_module
-from tui_app.tools import proc_table
-from tui_app.tools.bash import BASE_FLAGS, BASH, bash_flags_for
-from tui_app.tools.bash_exit import is_failure, last_command
-from tui_app.tools.bash_output import decode_chunks
-from tui_app.tools.live_output import LiveOutput
-from tui_app.tools.shell_run import ShellRun
+from tui_app.tools.bash import proc_table
+from tui_app.tools.bash import tool as bash_module
+from tui_app.tools.bash.exit_codes import is_failure, last_command
+from tui_app.tools.bash.live_output import LiveOutput
+from tui_app.tools.bash.output import decode_chunks
+from tui_app.tools.bash.shell_run import ShellRun
+from tui_app.tools.bash.tool import BASE_FLAGS, BASH, bash_flags_for
 
 # ---- ending groups ------------------------------------------------------------------------------
 
@@ -80,9 +80,9 @@ def classifier(monkeypatch):
     bash_module._classifier.cache_clear()
 
     def install(fn):
-        module = types.ModuleType("tui_app.runtime.bash_readonly")
+        module = types.ModuleType("tui_app.runtime.permissions.bash_readonly")
         module.bash_flags = fn
-        monkeypatch.setitem(sys.modules, "tui_app.runtime.bash_readonly", module)
+        monkeypatch.setitem(sys.modules, "tui_app.runtime.permissions.bash_readonly", module)
         bash_module._classifier.cache_clear()
 
     yield install
@@ -205,7 +205,7 @@ def test_timeouts_follow_the_environment():
     import subprocess
     from pathlib import Path
 
-    code = "from tui_app.tools.bash import BASH; print(BASH.timeout.default_ms, BASH.timeout.max_ms)"
+    code = "from tui_app.tools.bash.tool import BASH; print(BASH.timeout.default_ms, BASH.timeout.max_ms)"
     env = {**os.environ, "BASH_DEFAULT_TIMEOUT_MS": "5000", "BASH_MAX_TIMEOUT_MS": "9000",
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

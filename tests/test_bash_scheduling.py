@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 from pydantic import Field
+from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.fakes import make_env
-from tui_app.runtime.artifacts import ArtifactStore
 from tui_app.runtime.contract import RawResult, StrictInput, ToolContext, ToolFlags, ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
-from tui_app.runtime.permissions import ModePolicy
 from tui_app.runtime.pipeline import ToolCall
-from tui_app.tools.bash import BASH
+from tui_app.runtime.results.artifacts import ArtifactStore
+from tui_app.tools.bash.tool import BASH
 
 
 class ReadIn(StrictInput):
@@ -95,13 +95,12 @@ async def test_a_command_the_classifier_calls_read_only_shares_a_group_with_read
     import sys
     import types
 
-    from tui_app.tools import bash as bash_module
-
+    from tui_app.tools.bash import tool as bash_module
     read_only = ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none", needs_approval=False,
                           risk="low")
-    module = types.ModuleType("tui_app.runtime.bash_readonly")
+    module = types.ModuleType("tui_app.runtime.permissions.bash_readonly")
     module.bash_flags = lambda command: read_only if command.startswith("ls") else bash_module.BASE_FLAGS
-    monkeypatch.setitem(sys.modules, "tui_app.runtime.bash_readonly", module)
+    monkeypatch.setitem(sys.modules, "tui_app.runtime.permissions.bash_readonly", module)
     bash_module._classifier.cache_clear()
     try:
         (tmp_path / "a").write_text("a\n")

@@ -6,9 +6,10 @@ import threading
 import time
 
 from tests.fakes import SAFE, work_spec
-from tui_app.bridge import SessionRunner
+from tui_app.agents.builtin import run_turn
+from tui_app.app.bridge import SessionRunner
 from tui_app.providers.scripted import Script, ScriptedModel
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker
+from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
 
@@ -19,7 +20,7 @@ def make_runner(tmp_path, steps) -> SessionRunner:
     registry = ToolRegistry()
     registry.register(work_spec("Look", SAFE))
     registry.register(work_spec("Change", ASKING))
-    session = Session(cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
                       registry=registry, broker=ApprovalBroker(interactive=True),
                       log_path=tmp_path / "events.jsonl")
     return SessionRunner(session)

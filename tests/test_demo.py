@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.demo import DEMO_PROMPT, copy_sample_project
-from tui_app.runtime.approval import ApprovalAnswer
+from tui_app.runtime.permissions.broker import ApprovalAnswer
 
 
 async def run_demo(tmp_path, monkeypatch, decide, then: str | None = None):

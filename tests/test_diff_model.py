@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.tui.session_data import NEW_STATS, OLD_STATS, stats_diff
 from tui_app.runtime.display import DiffHunk, FileDiffDisplay
-from widgets.diff_model import build_diff, changed_spans, describe_change
+from widgets.diff.model import build_diff, changed_spans, describe_change
 
 
 def test_from_full_texts_lines_are_numbered_on_both_sides():

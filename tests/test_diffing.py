@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_app.runtime.diffing import (
+from tui_app.runtime.files.diffing import (
     CARD_MAX_HUNKS,
     CARD_MAX_LINES,
     NO_NEWLINE,
@@ -23,7 +23,7 @@ from tui_app.runtime.diffing import (
     structured_patch,
     unified_diff_text,
 )
-from tui_app.runtime.line_diff import CONFIRM, diff_lines
+from tui_app.runtime.files.line_diff import CONFIRM, diff_lines
 
 # few distinct lines, so repeats, near-misses and missing final newlines are all common
 LINE = st.sampled_from(["a\n", "b\n", "c\n", "\n", "}\n", "a", "b", "x\r\n", "é\n", "\x0cform\n"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_app.runtime.display_bounds import MAX_BASH_OUTPUT_BYTES, BashOutputBuffer, bash_output_display
+from tui_app.runtime.results.displays import MAX_BASH_OUTPUT_BYTES, BashOutputBuffer, bash_output_display
 
 
 def test_a_small_output_keeps_its_interleaving_and_merges_neighbours():

@@ -4,7 +4,7 @@ nothing reordered within a call or a text block."""
 from __future__ import annotations
 
 from tests.fakes import SAFE
-from tui_app.event_batch import coalesce
+from tui_app.app.event_batch import coalesce
 from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from tests.fakes import SAFE, UNSAFE, work_spec
+from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime import events as ev
 from tui_app.runtime.display import BashOutputDisplay, DiffHunk, FileDiffDisplay, OutputSegment
@@ -144,7 +145,8 @@ def make_session(tmp_path, script: dict) -> Session:
     registry = ToolRegistry()
     registry.register(work_spec("Look", SAFE))
     registry.register(work_spec("Change", UNSAFE))
-    return Session(cwd=str(tmp_path), model=ScriptedModel(Script.model_validate(script)), registry=registry,
+    return Session(agent=run_turn, cwd=str(tmp_path),
+                   model=ScriptedModel(Script.model_validate(script)), registry=registry,
                    log_path=tmp_path / "s" / "events.jsonl")
 
 

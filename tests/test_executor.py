@@ -88,7 +88,7 @@ async def test_an_interrupt_settles_started_calls_as_cancelled_and_the_rest_as_a
 
 
 async def test_an_interrupt_reaches_a_call_waiting_for_approval():
-    from tui_app.runtime.approval import ApprovalBroker
+    from tui_app.runtime.permissions.broker import ApprovalBroker
 
     asking = work_spec("Ask", SAFE.model_copy(update={"needs_approval": True, "read_only": False}))
     env, rec = make_env(asking, broker=ApprovalBroker(interactive=True))

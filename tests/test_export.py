@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.test_demo import run_demo
-from tui_app.export import fence, transcript_markdown
+from tui_app.headless.export import fence, transcript_markdown
 from tui_app.runtime.events import AssistantThinking
 
 

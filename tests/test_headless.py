@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_kit import home as private_home
-from tui_app.headless import run_headless
+from tui_app.headless.runner import run_headless
 
 ROOT = Path(__file__).parent.parent
 home = private_home  # the fixture, visible to this module's tests

@@ -8,13 +8,14 @@ import json
 
 from tests.hook_helpers import handler, make_hooks, one, script
 from tests.perm_fakes import BASH, MCP_READ, RAN, READ
+from tui_app.agents.builtin import run_turn
 from tui_app.config import load_settings, settings_events
-from tui_app.headless import run_headless
+from tui_app.headless.runner import run_headless
 from tui_app.providers.scripted import Script, ScriptedModel
-from tui_app.runtime.approval import ApprovalBroker
+from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.policy import RulePolicy
+from tui_app.runtime.permissions.rules import make_rule
 from tui_app.runtime.registry import ToolRegistry
-from tui_app.runtime.rule_policy import RulePolicy
-from tui_app.runtime.rules import make_rule
 from tui_app.runtime.session import Session
 
 
@@ -23,7 +24,7 @@ def session_for(tmp_path, steps, rules=None, hooks_config=None, specs=(BASH, REA
     for spec in specs:
         registry.register(spec)
     policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule(t, b) for b, ts in (rules or {}).items() for t in ts])
-    session = Session(cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
                       registry=registry, policy=policy, broker=ApprovalBroker(interactive=False),
                       log_path=tmp_path / "events.jsonl")
     if hooks_config is not None:

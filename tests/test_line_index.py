@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from widgets.line_index import LineIndex
+from widgets.viewer.line_index import LineIndex
 
 
 def reference_starts(data: bytes) -> list[int]:

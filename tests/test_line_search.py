@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from widgets.line_search import Query, SearchError, SearchRun, count, find, find_wrapping
+from widgets.viewer.line_search import Query, SearchError, SearchRun, count, find, find_wrapping
 
 QUERIES = ["ab", "xa", "a+b", "^x", "b$", "abx", "b.a", "[ab]x"]
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from tui_app.runtime.permissions.decision import PermissionQuery
 
 from tests.perm_fakes import BY_NAME
-from tui_app.runtime.permissions import PermissionQuery
-from tui_app.runtime.rule_policy import DenyGuard, RulePolicy
-from tui_app.runtime.rules import make_rule
+from tui_app.runtime.permissions.policy import DenyGuard, RulePolicy
+from tui_app.runtime.permissions.rules import make_rule
 
 NFC_NAME = unicodedata.normalize("NFC", "café.md")
 NFD_NAME = unicodedata.normalize("NFD", "café.md")

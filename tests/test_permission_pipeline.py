@@ -9,12 +9,12 @@ import pytest
 from tests.fakes import make_env
 from tests.hook_helpers import handler, make_hooks, one, script
 from tests.perm_fakes import BASH, EDIT, RAN, READ
-from tui_app.runtime.approval import ApprovalBroker
 from tui_app.runtime.contract import PermissionSpec, RawResult, ToolFailure, ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
+from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.policy import RulePolicy
+from tui_app.runtime.permissions.rules import make_rule
 from tui_app.runtime.pipeline import ToolCall, run_call
-from tui_app.runtime.rule_policy import RulePolicy
-from tui_app.runtime.rules import make_rule
 
 
 @pytest.fixture(autouse=True)

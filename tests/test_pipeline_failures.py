@@ -9,7 +9,7 @@ import pytest
 from tests.fakes import SAFE, Out, WorkInput, make_env, timed, work, work_spec
 from tui_app.runtime.contract import RawResult, StrictInput, ToolFailure, ToolSpec
 from tui_app.runtime.events import ToolCallError, ToolCallResult
-from tui_app.runtime.hooks import NoHooks, PreToolUseOutcome
+from tui_app.runtime.hooks.runner import NoHooks, PreToolUseOutcome
 from tui_app.runtime.outcome import project_exception
 from tui_app.runtime.pipeline import ToolCall, run_call
 
@@ -137,7 +137,7 @@ class CountingPolicy:
         return False
 
     def decide(self, query):
-        from tui_app.runtime.permissions import PermissionDecision
+        from tui_app.runtime.permissions.decision import PermissionDecision
 
         self.asked += 1
         return PermissionDecision("allow", "mode")

@@ -20,8 +20,8 @@ from tests.agent_kit import (
 )
 from tests.agent_kit import home as private_home
 from tests.wire_server import LoopbackServer, Piece, Reply, anthropic_events, json_reply, openai_chunks, sse
+from tui_app.agents.builtin import STREAM_BROKEN_MESSAGE
 from tui_app.runtime.eventlog import read_events
-from tui_app.runtime.turn import STREAM_BROKEN_MESSAGE
 
 home = private_home  # the fixture, visible to this module's tests
 
@@ -187,7 +187,7 @@ async def test_a_server_error_page_that_never_recovers_gives_up_after_five_attem
 async def test_a_headless_text_run_says_why_it_is_waiting(home, tmp_path, capsys):
     import io
 
-    from tui_app.headless import run_headless
+    from tui_app.headless.runner import run_headless
 
     limited = json_reply(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}},
                          {"retry-after": "0"})

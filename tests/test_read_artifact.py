@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import make_env
-from tui_app.runtime.artifacts import ArtifactStore
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.pipeline import ToolCall, run_call
+from tui_app.runtime.results.artifacts import ArtifactStore
 from tui_app.tools.read_artifact import MAX_LINE_CHARS, READ_ARTIFACT
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 
 from tests.tui.replay_data import position_after, two_turns
-from tui_app.replay_timeline import Timeline
-from tui_app.screens.replay import log_note
+from tui_app.app.screens.replay import log_note
+from widgets.replay_timeline import Timeline
 from widgets.timeline_bar import label, track
 
 

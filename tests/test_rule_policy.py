@@ -7,11 +7,11 @@ import json
 import os
 
 import pytest
+from tui_app.runtime.permissions.decision import PermissionQuery
 
 from tests.perm_fakes import BASH, EDIT, MCP_READ
-from tui_app.runtime.permissions import PermissionQuery
-from tui_app.runtime.rule_policy import RulePolicy
-from tui_app.runtime.rules import RuleError, make_rule, parse_rule
+from tui_app.runtime.permissions.policy import RulePolicy
+from tui_app.runtime.permissions.rules import RuleError, make_rule, parse_rule
 
 
 def decide(policy: RulePolicy, spec, data):

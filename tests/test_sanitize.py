@@ -28,7 +28,7 @@ from tui_app.runtime.display import (
 )
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.pipeline import ToolCall, run_call
-from tui_app.runtime.sanitize import StreamNeutralizer, neutralize, neutralize_display, reveal_controls
+from tui_app.runtime.results.sanitize import StreamNeutralizer, neutralize, neutralize_display, reveal_controls
 
 CORPUS = {
     "osc52_clipboard": "\x1b]52;c;cm0gLXJmIH4K\x07",

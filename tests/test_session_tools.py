@@ -7,15 +7,17 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from tui_app.runtime.permissions.decision import ModePolicy
+
 from tests.fakes import make_env
 from tests.file_tools import READ
+from tui_app.agents.builtin import run_turn
 from tui_app.assemble import SessionOptions, build_services, connect_services
 from tui_app.providers.scripted import Script, ScriptedModel
-from tui_app.runtime.approval import ApprovalBroker
 from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.events import ToolCallError, ToolCallResult
-from tui_app.runtime.filestate import FileState
-from tui_app.runtime.permissions import ModePolicy
+from tui_app.runtime.files.state import FileState
+from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
@@ -36,7 +38,7 @@ def session_for(tmp_path, steps: list, interactive: bool) -> Session:
     registry = ToolRegistry()
     for spec in (READ, WRITE, EDIT, WEB_FETCH, TODO_WRITE, ASK_USER_QUESTION, MULTI_EDIT):
         registry.register(spec)
-    session = Session(cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
                       registry=registry, policy=ModePolicy(mode="acceptEdits"),
                       broker=ApprovalBroker(interactive=interactive), log_path=tmp_path / "log" / "events.jsonl")
     session.services.update(build_services(SessionOptions(cwd=str(tmp_path)), session.id))

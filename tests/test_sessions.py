@@ -18,6 +18,7 @@ from tests.agent_kit import home as private_home
 from tests.fakes import SAFE, UNSAFE, work_spec
 from tests.wire_server import LoopbackServer
 from tui_app import cli
+from tui_app.agents.builtin import run_turn
 from tui_app.providers.anthropic import encode_messages
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime.eventlog import read_events
@@ -75,12 +76,13 @@ from tests.agent_kit import LOOK
 from tui_app.providers.anthropic import AnthropicModel
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
+from tui_app.agents.builtin import run_turn
 
 async def main():
     registry = ToolRegistry()
     registry.register(LOOK)
     model = AnthropicModel(model="claude-sonnet-4-6", base_url=sys.argv[1], api_key="sk-test")
-    session = Session(cwd=sys.argv[2], model=model, registry=registry, session_id="crashed-1",
+    session = Session(agent=run_turn, cwd=sys.argv[2], model=model, registry=registry, session_id="crashed-1",
                       system_prompt="You are a test agent.")
     await session.start()
     await session.run_turn("Read it, slowly.")
@@ -195,7 +197,7 @@ def scripted_session(tmp_path, steps, session_id=None) -> Session:
     registry = ToolRegistry()
     registry.register(work_spec("Look", SAFE))
     registry.register(work_spec("Change", UNSAFE))
-    return Session(cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+    return Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
                    registry=registry, session_id=session_id)
 
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from tests.fakes import SAFE, WorkInput, make_env
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.contract import RawResult, TimeoutPolicy, ToolSpec
+from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.timeouts import Deadline, DeadlineExceeded, ResolvedTimeout, resolve_timeout
 

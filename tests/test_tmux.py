@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 from tests.procs import kill_marked, live_pids, marker, wait_gone, with_marker
 
 ROOT = Path(__file__).parent.parent
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (CI installs it)")
+pytestmark = pytest.mark.usefixtures("tmux_available")
 GUARD_S = 0.45  # the dialogs ignore keys for their first 300 ms
 
 

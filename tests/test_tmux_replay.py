@@ -3,7 +3,6 @@ read-only in the TUI, keys step through it, q quits; `--output-format text` stil
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ import pytest
 from tests.test_tmux import ROOT, Terminal, wait_exited
 from tests.tui.replay_data import SESSION, two_turns, write_log
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (CI installs it)")
+pytestmark = pytest.mark.usefixtures("tmux_available")
 
 
 @pytest.fixture

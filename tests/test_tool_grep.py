@@ -3,7 +3,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,17 +14,18 @@ from tui_app.runtime.contract import TimeoutPolicy
 from tui_app.runtime.events import ToolCallError, ToolCallResult, ToolCallStarted
 from tui_app.runtime.registry import model_schema
 from tui_app.runtime.validation import validate_input
-from tui_app.tools import grep_py, grep_rg
-from tui_app.tools.grep import GREP, GrepInput
-from tui_app.tools.grep_search import NEWLINE_MESSAGE, GrepQuery, split_globs
+from tui_app.tools.grep import python_backend as grep_py
+from tui_app.tools.grep import rg_backend as grep_rg
+from tui_app.tools.grep.search import NEWLINE_MESSAGE, GrepQuery, split_globs
+from tui_app.tools.grep.tool import GREP, GrepInput
 from tui_app.tools.ignore import RuleSet
 
-RG = shutil.which("rg")
+RG = grep_rg.find_rg()  # the rg installed with Vigil (the pinned ripgrep wheel)
 BASE = 1_700_000_000
 
 BACKENDS = [
     pytest.param("python", id="python"),
-    pytest.param("rg", id="rg", marks=pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not installed")),
+    pytest.param("rg", id="rg"),
 ]
 
 
@@ -318,7 +318,6 @@ PARITY_CALLS: list[dict[str, Any]] = [
 ]
 
 
-@pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not installed: nothing to compare the Python backend with")
 async def test_ripgrep_and_python_give_the_same_output(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
     def seen(outcome: ToolCallResult | ToolCallError) -> tuple[str, Any]:
         if isinstance(outcome, ToolCallError):
@@ -333,7 +332,6 @@ async def test_ripgrep_and_python_give_the_same_output(tree: Tree, monkeypatch: 
         assert results["rg"] == results["python"], tool_input
 
 
-@pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not installed: nothing to compare the Python backend with")
 async def test_invalid_regex_fails_the_same_way_in_both(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
     for backend in ("rg", "python"):
         use(monkeypatch, backend)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import subprocess
 
 from tests.fakes import SAFE, work_spec
+from tui_app.agents.builtin import run_turn
+from tui_app.agents.system_prompt import build_system_prompt
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
-from tui_app.runtime.system_prompt import build_system_prompt
 
 
 async def test_calls_without_ids_or_with_the_same_id_still_get_one_result_each(tmp_path):
@@ -19,7 +20,7 @@ async def test_calls_without_ids_or_with_the_same_id_still_get_one_result_each(t
                         {"id": "dup", "name": "Look", "input": {"label": "two"}}]},
         {"text": "done"}]})
     model = ScriptedModel(script)
-    session = Session(cwd=str(tmp_path), model=model, registry=registry, persist=False)
+    session = Session(agent=run_turn, cwd=str(tmp_path), model=model, registry=registry, persist=False)
     await session.start()
     result = await session.run_turn("go")
     await session.close()

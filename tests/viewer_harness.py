@@ -8,8 +8,8 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from widgets.artifact_lines import ArtifactLines
-from widgets.artifact_viewer import ArtifactViewer
+from widgets.viewer.artifact_lines import ArtifactLines
+from widgets.viewer.artifact_viewer import ArtifactViewer
 
 LINE_BYTES = 78  # every line of a generated big file has the same length: line N is at (N-1)*78
 

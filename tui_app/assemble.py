@@ -12,17 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_app.agents.builtin import run_turn
+from tui_app.agents.system_prompt import build_system_prompt
 from tui_app.config import LoadedSettings, SettingsError, load_settings, settings_events
-from tui_app.runtime.approval import ApprovalBroker
-from tui_app.runtime.command_hooks import CommandHooks
 from tui_app.runtime.events import Warning
-from tui_app.runtime.hooks import HookRunner, NoHooks
+from tui_app.runtime.hooks.command import CommandHooks
+from tui_app.runtime.hooks.runner import HookRunner, NoHooks
 from tui_app.runtime.model import ModelClient
-from tui_app.runtime.permissions import PermissionMode, PermissionPolicy
+from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.decision import PermissionMode, PermissionPolicy
+from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.registry import ToolRegistry
-from tui_app.runtime.rule_policy import RulePolicy
 from tui_app.runtime.session import Session
-from tui_app.runtime.system_prompt import build_system_prompt
 
 
 class SetupError(Exception):
@@ -147,10 +148,10 @@ def build_registry(policy: PermissionPolicy) -> ToolRegistry:
 
 
 def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
-    from tui_app.runtime.artifacts import ArtifactStore
-    from tui_app.runtime.filestate import FileState
+    from tui_app.runtime.files.state import FileState
     from tui_app.runtime.paths import session_dir
-    from tui_app.tools.bash_tasks import BackgroundTasks
+    from tui_app.runtime.results.artifacts import ArtifactStore
+    from tui_app.tools.bash.tasks import BackgroundTasks
     from tui_app.tools.todo import TodoList
 
     return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts"),
@@ -220,7 +221,8 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     policy = build_policy(options, loaded, relay)
     registry = build_registry(policy)
     session = Session(
-        cwd=cwd, model=model, registry=registry, policy=policy, hooks=build_hooks(options, loaded, relay, registry),
+        agent=run_turn, cwd=cwd, model=model, registry=registry, policy=policy,
+        hooks=build_hooks(options, loaded, relay, registry),
         broker=ApprovalBroker(interactive=options.interactive, timeout_s=loaded.approval_timeout_s),
         session_id=options.resume, persist=options.persist, max_steps=options.max_turns,
         system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tui_app.runtime.permissions import PERMISSION_MODES
+from tui_app.runtime.permissions.decision import PERMISSION_MODES
 
 SUBCOMMANDS = ("sessions", "replay", "artifacts")
 
@@ -106,7 +106,7 @@ def options_from(args: argparse.Namespace, interactive: bool):
 
 def run_prompt(args: argparse.Namespace) -> int:
     from tui_app.assemble import SetupError, build_session
-    from tui_app.headless import run_headless
+    from tui_app.headless.runner import run_headless
 
     try:
         session = build_session(options_from(args, interactive=False))
@@ -124,7 +124,7 @@ def run_demo_headless(args: argparse.Namespace) -> int:
     """The demo in a plain terminal: a fresh copy of the sample project, a readable transcript."""
     from tui_app.assemble import SetupError, build_session
     from tui_app.demo import DEMO_PROMPT, copy_sample_project
-    from tui_app.headless import print_transcript
+    from tui_app.headless.transcript import print_transcript
 
     project = copy_sample_project()
     args.cwd = str(project)
@@ -199,7 +199,7 @@ def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> An
     except SetupError as exc:
         sys.stderr.write(f"vigil: {exc}\n")
         return 2
-    from tui_app.app import VigilApp
+    from tui_app.app.vigil_app import VigilApp
     from tui_app.runtime.eventlog import read_events
 
     prefill = read_events(session.log_path).events if args.resume and session.log_path else []
@@ -224,14 +224,14 @@ def run_sessions(argv: list[str]) -> int:
     import json
 
     from tui_app.runtime.catalog import list_sessions
-    from tui_app.runtime.sanitize import neutralize
+    from tui_app.runtime.results.sanitize import neutralize
 
     parser = OneLineParser(prog="vigil sessions", description="List recorded sessions, newest first.")
     parser.add_argument("--json", action="store_true", help="one JSON object per session")
     parser.add_argument("--tui", action="store_true", help="browse them in the TUI; Enter opens one read-only")
     args = parser.parse_args(argv)
     if args.tui:
-        from tui_app.replay_app import run_replay_tui
+        from tui_app.app.replay_app import run_replay_tui
 
         return run_replay_tui(None)
     sessions = list_sessions()
@@ -263,7 +263,7 @@ def run_sessions(argv: list[str]) -> int:
 def run_replay(argv: list[str]) -> int:
     """`vigil replay ID`: a recorded session read-only in the TUI, or printed with --output-format
     (and when the output is not a terminal); nothing is executed."""
-    from tui_app.replay import replay
+    from tui_app.headless.replay import replay
 
     parser = OneLineParser(prog="vigil replay", description="Show a recorded session without executing anything.")
     parser.add_argument("session_id", metavar="ID")
@@ -271,7 +271,7 @@ def run_replay(argv: list[str]) -> int:
                         help="print it instead of opening the TUI (text when the output is not a terminal)")
     args = parser.parse_args(argv)
     if args.output_format is None and sys.stdout.isatty() and sys.stdin.isatty():
-        from tui_app.replay_app import run_replay_tui
+        from tui_app.app.replay_app import run_replay_tui
 
         return run_replay_tui(args.session_id)
     return replay(args.session_id, args.output_format or "text")
@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "replay":
         return run_replay(argv[1:])
     if argv and argv[0] == "artifacts":
-        from tui_app.artifacts_command import main as artifacts_main
+        from tui_app.app.artifacts_command import main as artifacts_main
 
         return artifacts_main(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:

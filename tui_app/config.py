@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.runtime.events import SettingsLoaded, Warning
-from tui_app.runtime.hook_config import HookConfig, parse_hooks
-from tui_app.runtime.permissions import PERMISSION_MODES, PermissionMode
-from tui_app.runtime.rule_policy import DenyGuard
-from tui_app.runtime.rules import BEHAVIORS, Rule, RuleError, make_rule, tool_of
+from tui_app.runtime.hooks.config import HookConfig, parse_hooks
+from tui_app.runtime.permissions.decision import PERMISSION_MODES, PermissionMode
+from tui_app.runtime.permissions.policy import DenyGuard
+from tui_app.runtime.permissions.rules import BEHAVIORS, Rule, RuleError, make_rule, tool_of
 
 #: words whose presence in an unreadable file means it may have restricted something
 _RESTRICTING_WORDS = ("deny", "ask", "PreToolUse", "PermissionRequest", "defaultMode")

@@ -11,9 +11,9 @@ from typing import Any
 
 from tui_app.runtime.display import FileDiffDisplay
 from tui_app.runtime.events import PermissionRequested
-from widgets.diff_model import describe_change
-from widgets.formatting import plural, short_hash, tilde
-from widgets.untrusted import one_line
+from widgets.diff.model import describe_change
+from widgets.text.formatting import plural, short_hash, tilde
+from widgets.text.untrusted import one_line
 
 COMMAND_IN_SENTENCE = 80
 VERBS = {"create": "Create", "update": "Edit", "delete": "Delete"}

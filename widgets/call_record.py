@@ -27,7 +27,7 @@ from tui_app.runtime.events import (
     Warning,
 )
 from tui_app.runtime.messages import content_text
-from widgets.formatting import fmt_bytes, fmt_duration
+from widgets.text.formatting import fmt_bytes, fmt_duration
 from widgets.tool_rows import state_of_error, target_of_input
 
 LIVE_OUTPUT_BYTES = 256 * 1024

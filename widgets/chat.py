@@ -37,12 +37,12 @@ from tui_app.runtime.events import (
     Warning,
 )
 from tui_app.runtime.messages import thinking_text
-from tui_app.runtime.sanitize import neutralize
-from widgets.formatting import fmt_bytes, fmt_duration, short_path
-from widgets.line_render import load_css
+from tui_app.runtime.results.sanitize import neutralize
 from widgets.messages import CallSelected
+from widgets.text.formatting import fmt_bytes, fmt_duration, short_path
+from widgets.text.line_render import load_css
+from widgets.text.untrusted import one_line, plain
 from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
-from widgets.untrusted import one_line, plain
 
 #: the entries the chat keeps mounted (bench/replay_timeline.py)
 MAX_ENTRIES = 150

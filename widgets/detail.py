@@ -17,13 +17,13 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from tui_app.runtime.events import ToolCallError, ToolCallProgress, ToolCallResult, ToolCallStarted
 from widgets.call_record import CallRecord, CallRecords
-from widgets.diff_view import DiffView
-from widgets.formatting import fmt_duration, short_path
-from widgets.line_render import load_css
+from widgets.diff.view import DiffView
 from widgets.output_view import OutputView
-from widgets.text_view import TextView
+from widgets.text.formatting import fmt_duration, short_path
+from widgets.text.line_render import load_css
+from widgets.text.text_view import TextView
+from widgets.text.untrusted import clean, one_line
 from widgets.tool_rows import state_of_error
-from widgets.untrusted import clean, one_line
 
 TABS = ("diff", "output", "input", "result", "events")
 

@@ -24,11 +24,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_app.runtime.display import BashOutputDisplay
-from tui_app.runtime.sanitize import neutralize
-from widgets.ansi_line import sgr_segments
-from widgets.formatting import fmt_bytes, fmt_duration
-from widgets.line_render import fit, load_css, set_virtual_size
-from widgets.untrusted import one_line
+from tui_app.runtime.results.sanitize import neutralize
+from widgets.text.ansi_line import sgr_segments
+from widgets.text.formatting import fmt_bytes, fmt_duration
+from widgets.text.line_render import fit, load_css, set_virtual_size
+from widgets.text.untrusted import one_line
 
 Stream = Literal["stdout", "stderr"]
 

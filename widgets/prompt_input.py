@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
-from widgets.line_render import load_css
+from widgets.text.line_render import load_css
 
 #: keys that insert a newline instead of sending (terminals differ in what they report)
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter", "ctrl+enter"})

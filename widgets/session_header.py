@@ -23,9 +23,9 @@ from tui_app.runtime.events import (
     UserQuestionAnswered,
     UserQuestionAsked,
 )
-from widgets.formatting import tilde
-from widgets.line_render import load_css
-from widgets.untrusted import one_line
+from widgets.text.formatting import tilde
+from widgets.text.line_render import load_css
+from widgets.text.untrusted import one_line
 
 MODE_STYLES = {
     "default": "$text-success",

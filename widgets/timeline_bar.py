@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from tui_app.replay_timeline import Moment
-from widgets.line_render import load_css
-from widgets.untrusted import one_line
+from widgets.replay_timeline import Moment
+from widgets.text.line_render import load_css
+from widgets.text.untrusted import one_line
 
 HINT = "←→ event · [ ] turn · Home/End"
 

@@ -20,11 +20,11 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from widgets.formatting import fmt_bytes, fmt_duration, looks_like_path, short_path
-from widgets.line_render import fit, load_css, set_virtual_size
 from widgets.messages import CallSelected
+from widgets.text.formatting import fmt_bytes, fmt_duration, looks_like_path, short_path
+from widgets.text.line_render import fit, load_css, set_virtual_size
+from widgets.text.untrusted import one_line
 from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
-from widgets.untrusted import one_line
 
 #: (name, title, width or 0 for "the rest", align, dropped below this table width)
 COLUMNS: tuple[tuple[str, str, int, str, int], ...] = (

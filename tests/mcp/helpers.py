@@ -2,7 +2,7 @@
 
 The npm servers are pinned in tests/mcp_servers/package.json (+ lock) and installed by .ci/run
 (`npm ci --ignore-scripts`). Without them the tests that need them skip locally, and fail when
-`VIGIL_REQUIRE_MCP_SERVERS` is set (CI sets it), so CI can never pass by skipping.
+`VIGIL_REQUIRE_ALL` is set (CI sets it), so CI can never pass by skipping.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.needs import require
 
 SERVERS_DIR = Path(__file__).parent.parent / "mcp_servers"
 NODE_MODULES = SERVERS_DIR / "node_modules" / "@modelcontextprotocol"
@@ -37,9 +36,7 @@ def need_node_servers() -> None:
     reason = _node_servers_missing()
     if reason is None:
         return
-    if os.environ.get("VIGIL_REQUIRE_MCP_SERVERS"):
-        pytest.fail(f"the MCP test servers are required here: {reason}")
-    pytest.skip(reason)
+    require(reason)
 
 
 def everything(**extra: Any) -> dict[str, Any]:

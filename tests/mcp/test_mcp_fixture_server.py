@@ -99,13 +99,13 @@ def test_a_server_killed_mid_call_fails_that_call_and_a_later_call_starts_it_aga
     assert of(events, "TurnEnded")[0]["reason"] == "completed"
 
 
-def test_servers_that_fail_to_start_are_reported_and_the_others_work(vigil_env, tmp_path, monkeypatch):
-    monkeypatch.setenv("MCP_TIMEOUT", "2500")
-    states = {name: tmp_path / name for name in ("good", "exits", "hangs")}
+def test_servers_that_fail_to_start_are_reported_and_the_others_work(vigil_env, tmp_path):
+    # MCP_TIMEOUT stays at its default: the good server's start may take seconds on a busy machine
+    states = {name: tmp_path / name for name in ("good", "exits")}
     for path in states.values():
         path.mkdir()
     servers = {"good": fixture(states["good"]), "exits": fixture(states["exits"], "--fail"),
-               "hangs": fixture(states["hangs"], "--hang"), "missing": {"command": str(tmp_path / "no-such-server")}}
+               "missing": {"command": str(tmp_path / "no-such-server")}}
     steps = [{"tool_calls": [call("ok", "mcp__good__echo", {"text": "hello"}),
                              call("gone", "mcp__exits__echo", {"text": "hello"})]},
              {"text": "done"}]
@@ -113,29 +113,44 @@ def test_servers_that_fail_to_start_are_reported_and_the_others_work(vigil_env, 
     assert code == 0
     init = lines[0]
     assert sorted((s["name"], s["status"]) for s in init["mcp_servers"]) == [
-        ("exits", "failed"), ("good", "connected"), ("hangs", "failed"), ("missing", "failed")]
+        ("exits", "failed"), ("good", "connected"), ("missing", "failed")]
     assert [t for t in init["tools"] if "__good__" in t] == [
         "mcp__good__echo", "mcp__good__slow", "mcp__good__grow", "mcp__good__env_value", "mcp__good__complain",
         "mcp__good__refuse"]
-    assert not [t for t in init["tools"] if "__exits__" in t or "__hangs__" in t]
+    assert not [t for t in init["tools"] if "__exits__" in t]
     results = {block["tool_use_id"]: block for line in lines if line["type"] == "user"
                for block in line["message"]["content"]}
     assert results["ok"]["content"] == "hello" and not results["ok"]["is_error"]
     assert results["gone"]["is_error"] and results["gone"]["content"] == "Tool not found: mcp__exits__echo"
-    # the hung server was not left running
-    assert wait_for(states["hangs"] / "server-pid")
-    hung = int((states["hangs"] / "server-pid").read_text())
-    deadline = time.monotonic() + 5
-    while alive(hung) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(hung)
 
     log = Path(os.environ["VIGIL_HOME"]) / "sessions" / init["session_id"] / "events.jsonl"
     events = [json.loads(line) for line in log.read_text().splitlines()]
     failed = {s["server"]: s["message"] for s in of(events, "McpServerStatus") if s["status"] == "failed"}
     assert failed["exits"].endswith("server said: fixture server: cannot open its database (simulated start failure)")
-    assert failed["hangs"].startswith("did not finish starting within 2500 ms; server said: fixture server ")
     assert "no-such-server" in failed["missing"]
+
+
+def test_a_server_that_never_finishes_starting_is_given_up_and_stopped(vigil_env, tmp_path, monkeypatch):
+    # alone in its session, so a short MCP_TIMEOUT races nothing that has to start in time
+    monkeypatch.setenv("MCP_TIMEOUT", "2500")
+    state = tmp_path / "hangs"
+    state.mkdir()
+    code, lines = run_vigil(vigil_env, [{"text": "done"}], {"hangs": fixture(state, "--hang")}, fmt="stream-json")
+    assert code == 0
+    init = lines[0]
+    assert [(s["name"], s["status"]) for s in init["mcp_servers"]] == [("hangs", "failed")]
+    assert not [t for t in init["tools"] if "__hangs__" in t]
+    # the hung server was not left running
+    assert wait_for(state / "server-pid")
+    hung = int((state / "server-pid").read_text())
+    deadline = time.monotonic() + 30
+    while alive(hung) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(hung)
+    log = Path(os.environ["VIGIL_HOME"]) / "sessions" / init["session_id"] / "events.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    failed = {s["server"]: s["message"] for s in of(events, "McpServerStatus") if s["status"] == "failed"}
+    assert failed["hangs"].startswith("did not finish starting within 2500 ms; server said: fixture server ")
 
 
 def test_a_tools_changed_notification_brings_a_new_menu(vigil_env, tmp_path):

@@ -15,12 +15,22 @@ import sys
 import time
 from pathlib import Path
 
-import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-
 STATE = Path(os.environ.get("FIXTURE_STATE_DIR", "."))
+if __name__ == "__main__":
+    # before the SDK's slow import: a start that fails or hangs says so at once, even on a busy machine
+    print(f"fixture server {os.getpid()} starting", file=sys.stderr, flush=True)
+    (STATE / "server-pid").write_text(str(os.getpid()))
+    if "--fail" in sys.argv:
+        print("fixture server: cannot open its database (simulated start failure)", file=sys.stderr, flush=True)
+        sys.exit(1)
+    if "--hang" in sys.argv:
+        time.sleep(3600)
+
+import anyio  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp.types import ToolAnnotations  # noqa: E402
+
 server = MCPServer("vigil-fixture")
 
 
@@ -79,11 +89,4 @@ def refuse(reason: str) -> str:
 
 
 if __name__ == "__main__":
-    print(f"fixture server {os.getpid()} starting", file=sys.stderr, flush=True)
-    (STATE / "server-pid").write_text(str(os.getpid()))
-    if "--fail" in sys.argv:
-        print("fixture server: cannot open its database (simulated start failure)", file=sys.stderr, flush=True)
-        sys.exit(1)
-    if "--hang" in sys.argv:
-        time.sleep(3600)
     server.run()

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.tui.helpers import screen_text
-from tui_app.app import VigilApp
+from tui_app.app.screens.approval import ApprovalScreen
+from tui_app.app.vigil_app import VigilApp
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.runtime.session import Session
-from tui_app.screens.approval import ApprovalScreen
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return add(x, x)\n"
 

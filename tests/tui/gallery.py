@@ -27,12 +27,12 @@ from tests.tui.session_data import (
     edit_request,
     session_events,
 )
+from tui_app.app.screens.approval import ApprovalResult, ApprovalScreen
 from tui_app.runtime.display import FileDiffDisplay
 from tui_app.runtime.events import AssistantText, AssistantTextDelta, ToolCallProgress, TurnStarted
-from tui_app.screens.approval import ApprovalResult, ApprovalScreen
 from widgets.chat import ChatView
 from widgets.detail import DetailPane
-from widgets.diff_view import DiffView
+from widgets.diff.view import DiffView
 from widgets.messages import CallSelected
 from widgets.tool_table import ToolTable
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.tui.app_harness import wait_until
 from tests.tui.helpers import screen_lines
-from tui_app.screens.replay import ReplayScreen
+from tui_app.app.screens.replay import ReplayScreen
 
 #: the header's marker: "[demo] ", "[READ-ONLY replay] ", …
 MARKER = re.compile(r"^ Vigil \[[^\]]*\] ")

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from widgets.ansi_line import sgr_segments
+from widgets.text.ansi_line import sgr_segments
 
 SGR = st.sampled_from(["\x1b[0m", "\x1b[m", "\x1b[1m", "\x1b[31m", "\x1b[1;32m", "\x1b[38;5;208m",
                        "\x1b[48;2;10;20;30m", "\x1b[4;7m", "\x1b[22m", "\x1b[39;49m", "\x1b[38:5:1m", "\x1b[;1m"])

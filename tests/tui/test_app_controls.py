@@ -8,10 +8,10 @@ from tests.tui.app_harness import AppUnderTest, make_session, started, type_prom
 from tests.tui.helpers import screen_text
 from tests.tui.test_app_flows import EDIT, READ
 from tests.tui.test_approval import FakeClock
+from tui_app.app.screens.artifacts import ArtifactBrowserScreen
+from tui_app.app.screens.question import QuestionScreen
 from tui_app.runtime.eventlog import read_events
-from tui_app.screens.artifacts import ArtifactBrowserScreen
-from tui_app.screens.question import QuestionScreen
-from widgets.artifact_viewer import ArtifactViewer
+from widgets.viewer.artifact_viewer import ArtifactViewer
 
 
 async def test_keys_typed_while_the_dialog_guards_go_to_the_half_typed_prompt(tmp_path, monkeypatch):
@@ -116,7 +116,7 @@ async def test_the_command_palette_sets_the_mode_and_lists_every_action(tmp_path
         await pilot.press("enter")
         await wait_until(pilot, lambda: session.policy.mode == "plan", "plan mode on the runtime")
         await wait_until(pilot, lambda: "mode plan " in screen_text(app), "the header")
-        from tui_app.commands import commands
+        from tui_app.app.commands import commands
 
         names = [name for name, _, _ in commands(app.main)]
         for wanted in ("Interrupt the turn", "Permission mode: default", "Permission mode: acceptEdits",

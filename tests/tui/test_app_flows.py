@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from tui_app.runtime.permissions.decision import ModePolicy
+
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone
 from tests.tui.app_harness import AppUnderTest, make_session, started, type_prompt, wait_until
 from tests.tui.helpers import screen_text
-from tui_app.runtime.hooks import NoHooks, PermissionHookAnswer
-from tui_app.runtime.permissions import ModePolicy
+from tui_app.runtime.hooks.runner import NoHooks, PermissionHookAnswer
 from widgets.chat import AssistantMarkdown
-from widgets.diff_view import DiffView
+from widgets.diff.view import DiffView
 
 EDIT = {"id": "e1", "name": "Edit",
         "input": {"file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}}

@@ -46,7 +46,7 @@ async def test_resume_shows_the_recorded_session_and_continues_it(tmp_path, monk
 async def test_the_main_screen_shows_a_recorded_log_read_only():
     """What a replay will use: no runtime, the events applied in one batch, no live controls."""
     from tests.tui.session_data import CWD, T0, chat_events
-    from tui_app.app import VigilApp
+    from tui_app.app.vigil_app import VigilApp
 
     app = VigilApp(None, prefill=chat_events(), cwd=CWD, tag="replay", table_clock=lambda: T0 + 9, freeze_gc=False)
     async with app.run_test(size=(160, 48)) as pilot:

@@ -7,11 +7,11 @@ from textual.widgets import Input
 
 from tests.tui.helpers import screen_lines, screen_text
 from tests.tui.session_data import CWD, bash_request, edit_request
-from tui_app.runtime.approval import ApprovalAnswer
+from tui_app.app.screens.approval import ApprovalResult, ApprovalScreen
 from tui_app.runtime.events import PermissionRequested
-from tui_app.screens.approval import ApprovalResult, ApprovalScreen
-from widgets.diff_view import DiffView
-from widgets.text_view import TextView
+from tui_app.runtime.permissions.broker import ApprovalAnswer
+from widgets.diff.view import DiffView
+from widgets.text.text_view import TextView
 
 LONG_COMMAND = "npm test -- " + " ".join(f"--opt{i}=v{i}" for i in range(600)) + " && echo THE-END"
 

@@ -8,7 +8,7 @@ from textual.widgets import Static
 from tests.tui.helpers import screen_lines, style_of
 from tests.tui.session_data import stats_diff
 from tui_app.runtime.display import FileDiffDisplay
-from widgets.diff_view import DiffView
+from widgets.diff.view import DiffView
 
 
 def long_file(lines: int, every: int = 50) -> tuple[str, str]:

@@ -13,13 +13,13 @@ from tests.tui.helpers import click_actions, control_characters, screen_text
 from tests.tui.replay_data import SESSION, two_turns
 from tests.tui.replay_harness import caught_up
 from tests.tui.session_data import NASTY_TEXT
+from tui_app.app.replay_app import ReplayApp
+from tui_app.app.screens.mcp_servers import McpServersScreen
+from tui_app.app.screens.replay import ReplayScreen
+from tui_app.app.screens.settings_files import SettingsFilesScreen
 from tui_app.assemble import SessionOptions, build_session
-from tui_app.replay_app import ReplayApp
 from tui_app.runtime import events as ev
 from tui_app.runtime.paths import session_dir
-from tui_app.screens.mcp_servers import McpServersScreen
-from tui_app.screens.replay import ReplayScreen
-from tui_app.screens.settings_files import SettingsFilesScreen
 
 HOSTILE_MODE = "[bold]x[@click=app.quit]y[/]"
 
@@ -132,7 +132,7 @@ async def test_a_replay_shows_the_recorded_settings_report_and_mcp_servers(tmp_p
     app = ReplayApp(ReplayScreen(SESSION, [events[0], *extra, *events[1:]]))
     async with app.run_test(size=(150, 40)) as pilot:
         screen = await caught_up(pilot)
-        from tui_app.commands import commands
+        from tui_app.app.commands import commands
 
         names = [name for name, _, _ in commands(screen)]
         assert "Replay: next turn" in names and "Sessions" in names

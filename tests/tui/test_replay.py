@@ -21,12 +21,12 @@ from tests.tui.replay_harness import (
     settled,
 )
 from tests.tui.session_data import NASTY_TEXT
+from tui_app.app.replay_app import ReplayApp
+from tui_app.app.screens.approval import ApprovalScreen
+from tui_app.app.screens.replay import ReplayScreen
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.demo import DEMO_PROMPT, copy_sample_project
-from tui_app.replay_app import ReplayApp
-from tui_app.screens.approval import ApprovalScreen
-from tui_app.screens.replay import ReplayScreen
-from widgets.diff_view import DiffView
+from widgets.diff.view import DiffView
 
 SIZE = (160, 40)
 #: the replay has the timeline (2 lines) where the live screen has none: the panes line up
@@ -268,7 +268,7 @@ async def test_sessions_from_a_replay_replace_it(tmp_path, monkeypatch):
 
 
 def test_an_unknown_session_is_one_line_and_exit_code_2(tmp_path, monkeypatch, capsys):
-    from tui_app.replay_app import run_replay_tui
+    from tui_app.app.replay_app import run_replay_tui
 
     monkeypatch.setenv("VIGIL_HOME", str(tmp_path / "home"))
     assert run_replay_tui("no-such-session") == 2

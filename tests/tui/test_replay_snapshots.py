@@ -9,8 +9,8 @@ import pytest
 
 from tests.tui.replay_data import SESSION, position_after, two_turns
 from tests.tui.replay_harness import caught_up
-from tui_app.replay_app import ReplayApp
-from tui_app.screens.replay import ReplayScreen
+from tui_app.app.replay_app import ReplayApp
+from tui_app.app.screens.replay import ReplayScreen
 
 
 @pytest.fixture

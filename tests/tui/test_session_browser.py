@@ -7,10 +7,10 @@ import time
 from textual.app import App
 
 from tests.tui.helpers import click_actions, control_characters, screen_text
+from tui_app.app.screens.sessions import SessionBrowserScreen
 from tui_app.runtime import events as ev
 from tui_app.runtime.catalog import list_sessions
 from tui_app.runtime.eventlog import EventLogWriter
-from tui_app.screens.sessions import SessionBrowserScreen
 
 HOSTILE = "fix [/] it [@click=app.quit]now[/] \x1b]52;c;ZXZpbA==\x07 \x1b[2J"
 

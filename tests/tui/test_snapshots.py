@@ -10,7 +10,7 @@ from tests.tui.test_approval import LONG_COMMAND, DialogApp
 from tests.tui.test_diff_view import DiffApp
 from tests.tui.test_output_view import OutputApp
 from tests.tui.test_tool_table import TableApp
-from tui_app.screens.main import MainScreen
+from tui_app.app.screens.main import MainScreen
 from widgets.output_view import OutputView
 from widgets.tool_table import ToolTable
 

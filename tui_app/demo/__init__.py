@@ -1,4 +1,5 @@
-"""The bundled demo: a scripted model working on a copy of a small sample project."""
+"""The bundled demo: a scripted model working on a copy of a small sample project.
+May import the scripted provider's script format only."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from tui_app.mcp.projection import (
 )
 from tui_app.runtime.events import McpServerStatus, Warning
 from tui_app.runtime.registry import ToolRegistry
-from tui_app.runtime.sanitize import neutralize
+from tui_app.runtime.results.sanitize import neutralize
 
 if TYPE_CHECKING:
     from collections.abc import Callable

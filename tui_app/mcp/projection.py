@@ -30,8 +30,8 @@ from tui_app.runtime.contract import (
     ToolTimedOut,
 )
 from tui_app.runtime.display import McpDisplay
-from tui_app.runtime.results import format_bytes, utf8_len
-from tui_app.runtime.sanitize import neutralize
+from tui_app.runtime.results.sanitize import neutralize
+from tui_app.runtime.results.serialize import format_bytes, utf8_len
 
 if TYPE_CHECKING:
     from tui_app.mcp.connection import McpConnection

@@ -14,19 +14,17 @@ import asyncio
 import copy
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tui_app.runtime.approval import ApprovalAnswer, ApprovalBroker, ApprovalRequest, input_sha256
+from tui_app.runtime.call import CallState, hook_call, tool_checks, validated_input
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.events import PermissionRequested, PermissionResolved, Warning
-from tui_app.runtime.hooks import PermissionHookAnswer
+from tui_app.runtime.hooks.runner import PermissionHookAnswer
 from tui_app.runtime.outcome import CallEnded, project_exception
-from tui_app.runtime.permission_updates import apply_update
-from tui_app.runtime.permissions import PermissionDecision, PermissionQuery, combine_with_hook
-from tui_app.runtime.sanitize import neutralize_display, reveal_controls
-
-if TYPE_CHECKING:
-    from tui_app.runtime.pipeline import CallState
+from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest, input_sha256
+from tui_app.runtime.permissions.decision import PermissionDecision, PermissionQuery, combine_with_hook
+from tui_app.runtime.permissions.updates import apply_update
+from tui_app.runtime.results.sanitize import neutralize_display, reveal_controls
 
 
 def summary_of(spec: ToolSpec, data: dict[str, Any]) -> str:
@@ -36,8 +34,6 @@ def summary_of(spec: ToolSpec, data: dict[str, Any]) -> str:
 
 async def approve(state: CallState, decision: PermissionDecision, with_hooks: bool = True) -> None:
     """Register, announce, race the client's answer against PermissionRequest hooks; settle."""
-    from tui_app.runtime.pipeline import hook_call
-
     spec, env = state.spec, state.env
     assert spec is not None and state.ctx is not None and state.flags is not None
     preview = None
@@ -145,12 +141,10 @@ async def _rewrite_approved(state: CallState, request: ApprovalRequest, answer: 
                             ) -> PermissionDecision:
     """A PermissionRequest hook's `updatedInput`: validated, checked by the tool, and put to the
     rules again — a hook's allow never lifts a deny or ask rule on what will really run."""
-    from tui_app.runtime.pipeline import _validated, tool_checks
-
     env, spec = state.env, state.spec
     assert spec is not None
     try:
-        state.input = _validated(spec, answer.updated_input, "hook")
+        state.input = validated_input(spec, answer.updated_input, "hook")
         await tool_checks(state)
     except CallEnded as ended:
         _resolve_denied(state, request, "hook", f"The hook's rewritten input was rejected: {ended.message}")

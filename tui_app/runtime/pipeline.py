@@ -8,26 +8,20 @@ finish. Each stage either passes a richer state on or ends the call by raising `
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.runtime.approval import ApprovalBroker, input_sha256
 from tui_app.runtime.approval_stage import approve
-from tui_app.runtime.budgets import DEFAULT as DEFAULT_BUDGET
+from tui_app.runtime.call import CallEnv, CallState, ToolCall, hook_call, make_context, tool_checks, validated_input
 from tui_app.runtime.contract import (
     ProgressSink,
     RawResult,
-    ToolContext,
     ToolFailure,
-    ToolFlags,
     ToolSpec,
     ToolTimedOut,
 )
 from tui_app.runtime.display import ErrorDisplay
-from tui_app.runtime.display_bounds import MAX_ERROR_MESSAGE_BYTES
 from tui_app.runtime.events import (
     ArtifactPersisted,
     CallMetrics,
@@ -38,17 +32,18 @@ from tui_app.runtime.events import (
     ToolCallStarted,
     Warning,
 )
-from tui_app.runtime.hooks import HookCall, HookRunner, PostToolUseOutcome
+from tui_app.runtime.hooks.runner import PostToolUseOutcome
 from tui_app.runtime.outcome import CallEnded, Outcome, project_exception, tool_use_error
-from tui_app.runtime.permissions import (
+from tui_app.runtime.permissions.broker import input_sha256
+from tui_app.runtime.permissions.decision import (
     PermissionDecision,
-    PermissionPolicy,
     PermissionQuery,
     combine_with_hook,
 )
-from tui_app.runtime.registry import ToolRegistry
-from tui_app.runtime.results import (
-    ArtifactSink,
+from tui_app.runtime.results.budgets import DEFAULT as DEFAULT_BUDGET
+from tui_app.runtime.results.displays import MAX_ERROR_MESSAGE_BYTES
+from tui_app.runtime.results.sanitize import StreamNeutralizer, neutralize, neutralize_display
+from tui_app.runtime.results.serialize import (
     Serialized,
     append_hook_context,
     bound_text,
@@ -58,73 +53,11 @@ from tui_app.runtime.results import (
     utf8_len,
     valid_unicode,
 )
-from tui_app.runtime.sanitize import StreamNeutralizer, neutralize, neutralize_display
 from tui_app.runtime.timeouts import (
-    RUNTIME_DEFAULT_TIMEOUT_MS,
     Deadline,
     DeadlineExceeded,
-    ResolvedTimeout,
     resolve_timeout,
 )
-from tui_app.runtime.validation import Issue, validate_input, validation_model_text
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """What the model proposed."""
-
-    id: str
-    name: str
-    input: Any
-
-
-@dataclass
-class CallEnv:
-    """The session's services, as one call sees them."""
-
-    session_id: str
-    cwd: str
-    registry: ToolRegistry
-    policy: PermissionPolicy
-    hooks: HookRunner
-    broker: ApprovalBroker
-    emit: Callable[[Any], Any]
-    services: dict[str, Any] = field(default_factory=dict)
-    transcript_path: str = ""
-    turn_id: str | None = None
-    runtime_default_timeout_ms: int = RUNTIME_DEFAULT_TIMEOUT_MS
-
-    @property
-    def artifacts(self) -> ArtifactSink | None:
-        return self.services.get("artifacts")
-
-
-@dataclass
-class CallState:
-    call: ToolCall
-    env: CallEnv
-    group: int = 0
-    spec: ToolSpec | None = None
-    input: dict[str, Any] = field(default_factory=dict)
-    flags: ToolFlags | None = None
-    context: list[str] = field(default_factory=list)
-    hook_word: str | None = None
-    hook_reason: str = ""
-    stop_reason: str | None = None
-    t0: float = field(default_factory=time.perf_counter)
-    wait_ms: int = 0
-    #: sha256 of the input an approval was given for; `start` refuses to run anything else
-    approved_sha256: str | None = None
-    exec_started: float | None = None
-    exec_ms: int = 0
-    started: bool = False
-    ctx: ToolContext | None = None
-    timeout: ResolvedTimeout | None = None
-
-    @property
-    def tool_name(self) -> str:
-        return self.spec.name if self.spec is not None else self.call.name
-
 
 # ---- the whole call ------------------------------------------------------------------------------
 
@@ -168,58 +101,7 @@ def lookup(state: CallState) -> None:
 
 def validate(state: CallState) -> None:
     assert state.spec is not None
-    state.input = _validated(state.spec, state.call.input, "validate")
-
-
-def _validated(spec: ToolSpec, raw: Any, phase: str) -> dict[str, Any]:
-    if isinstance(raw, str):
-        try:
-            json.loads(raw)
-        except json.JSONDecodeError as exc:
-            issue = Issue("invalid_json", (), f"The input is not valid JSON: {exc.msg} at position {exc.pos}",
-                          code="invalid_json")
-            raise CallEnded(phase, "schema_invalid", issue.message,  # type: ignore[arg-type]
-                            validation_model_text(spec.name, [issue]), retryable=True) from None
-    data, issues = validate_input(spec, raw)
-    if data is None:
-        text = validation_model_text(spec.name, issues)
-        raise CallEnded(phase, "schema_invalid", text.removeprefix("<tool_use_error>").removesuffix(  # type: ignore[arg-type]
-            "</tool_use_error>"), text, retryable=True)
-    return data
-
-
-def make_context(state: CallState, progress: ProgressSink | None = None) -> ToolContext:
-    env = state.env
-    assert state.spec is not None
-    return ToolContext(
-        session_id=env.session_id, cwd=env.cwd, call_id=state.call.id, tool_name=state.spec.name,
-        progress=progress or ProgressSink(lambda **_: None), services=env.services, emit=env.emit,
-    )
-
-
-async def tool_checks(state: CallState) -> None:
-    """The tool's own preconditions and resolution, before any hook or dialog."""
-    spec = state.spec
-    assert spec is not None
-    ctx = state.ctx = make_context(state)
-    try:
-        if spec.validate_input is not None:
-            await spec.validate_input(spec.parse(state.input), ctx)
-        if spec.resolve_input is not None:
-            state.input = await spec.resolve_input(state.input, ctx)
-    except ToolFailure as failure:
-        code = "precondition_failed" if failure.code == "execution_failed" else failure.code
-        raise CallEnded("precondition", code, failure.message, tool_use_error(failure.message),
-                        retryable=failure.retryable) from None
-
-
-def hook_call(state: CallState) -> HookCall:
-    env = state.env
-    return HookCall(
-        session_id=env.session_id, cwd=env.cwd, permission_mode=env.policy.mode,
-        transcript_path=env.transcript_path, tool_name=state.tool_name, tool_input=state.input,
-        tool_use_id=state.call.id,
-    )
+    state.input = validated_input(state.spec, state.call.input, "validate")
 
 
 async def pre_tool_use(state: CallState) -> None:
@@ -235,7 +117,7 @@ async def pre_tool_use(state: CallState) -> None:
         raise CallEnded("hook", "hook_denied", reason, stop_turn=result.stop_reason is not None)
     if result.updated_input is not None:
         assert state.spec is not None
-        state.input = _validated(state.spec, result.updated_input, "hook")
+        state.input = validated_input(state.spec, result.updated_input, "hook")
         await tool_checks(state)
     state.hook_word = result.decision
     state.hook_reason = result.reason

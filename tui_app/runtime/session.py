@@ -17,20 +17,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tui_app.runtime.approval import ApprovalBroker
+from tui_app.runtime.agent import TurnResult, TurnRunner
 from tui_app.runtime.conversation import ConversationBuilder
 from tui_app.runtime.eventlog import EventLogWriter, read_events
 from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
-from tui_app.runtime.hooks import HookRunner, NoHooks
+from tui_app.runtime.hooks.runner import HookRunner, NoHooks
 from tui_app.runtime.messages import ToolDefinition
 from tui_app.runtime.model import ModelClient
 from tui_app.runtime.paths import events_path
-from tui_app.runtime.permissions import ModePolicy, PermissionPolicy
+from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy, PermissionPolicy
 from tui_app.runtime.pipeline import CallEnv
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.scheduler import max_concurrency_from_env
-from tui_app.runtime.turn import TurnResult, run_turn
 
 Subscriber = Callable[[Any], None]
 
@@ -50,6 +50,7 @@ class Session:
         *,
         cwd: str,
         model: ModelClient,
+        agent: TurnRunner,
         registry: ToolRegistry,
         policy: PermissionPolicy | None = None,
         hooks: HookRunner | None = None,
@@ -65,6 +66,7 @@ class Session:
         self.id = session_id or new_session_id()
         self.cwd = str(cwd)
         self.model = model
+        self.agent = agent
         self.registry = registry
         self.policy: PermissionPolicy = policy or ModePolicy()
         self.hooks: HookRunner = hooks or NoHooks()
@@ -203,7 +205,7 @@ class Session:
         self._turns += 1
         control = self._control = TurnControl()
         try:
-            return await run_turn(self, prompt, control, f"turn-{self._turns}")
+            return await self.agent(self, prompt, control, f"turn-{self._turns}")
         finally:
             self._control = None
             if self.log is not None:

@@ -1,4 +1,5 @@
-"""Built-in tools. Each module declares one ToolSpec; `builtin_tools()` lists them in menu order."""
+"""Built-in tools. Each module declares one ToolSpec; `builtin_tools()` lists them in menu order.
+May import the runtime; never providers, agents, MCP or the app."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from tui_app.runtime.contract import ToolSpec
 
 def builtin_tools() -> list[ToolSpec]:
     from tui_app.tools.ask_user import ASK_USER_QUESTION
-    from tui_app.tools.bash import BASH
+    from tui_app.tools.bash.task_output import TASK_OUTPUT
+    from tui_app.tools.bash.task_stop import TASK_STOP
+    from tui_app.tools.bash.tool import BASH
     from tui_app.tools.edit import EDIT, MULTI_EDIT
     from tui_app.tools.glob import GLOB
-    from tui_app.tools.grep import GREP
+    from tui_app.tools.grep.tool import GREP
     from tui_app.tools.read import READ
     from tui_app.tools.read_artifact import READ_ARTIFACT
-    from tui_app.tools.task_output import TASK_OUTPUT
-    from tui_app.tools.task_stop import TASK_STOP
     from tui_app.tools.todo import TODO_WRITE
     from tui_app.tools.web_fetch import WEB_FETCH
     from tui_app.tools.write import WRITE

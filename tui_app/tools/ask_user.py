@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import Field
 
-from tui_app.runtime.approval import ApprovalBroker, QuestionRequest
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
@@ -22,6 +21,7 @@ from tui_app.runtime.contract import (
 )
 from tui_app.runtime.display import TextDisplay
 from tui_app.runtime.events import UserQuestionAnswered, UserQuestionAsked
+from tui_app.runtime.permissions.broker import ApprovalBroker, QuestionRequest
 
 DESCRIPTION = "\n".join([
     "Asks the user one to four multiple-choice questions and waits for the answers.",

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from tui_app.runtime.contract import Input, InputResolver, ToolContext, ToolFlags
 from tui_app.runtime.display import TextDisplay
-from tui_app.runtime.results import cut_head_bytes, format_bytes, utf8_len
+from tui_app.runtime.results.serialize import cut_head_bytes, format_bytes, utf8_len
 
 T = TypeVar("T")
 

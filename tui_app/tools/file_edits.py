@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tui_app.runtime.contract import ApprovalPreview, RawResult, ToolContext, ToolFailure
-from tui_app.runtime.diffing import Patch, display_safe, file_diff_display, structured_patch, unified_diff_text
-from tui_app.runtime.filestate import FileState, absolute_path, sha256_hex, stale
+from tui_app.runtime.files.diffing import Patch, display_safe, file_diff_display, structured_patch, unified_diff_text
+from tui_app.runtime.files.state import FileState, absolute_path, sha256_hex, stale
 
 SNIPPET_MAX_LINES = 40
 

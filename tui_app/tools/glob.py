@@ -10,7 +10,6 @@ import time
 
 from pydantic import Field
 
-from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
@@ -20,6 +19,7 @@ from tui_app.runtime.contract import (
     ToolFailure,
     ToolSpec,
 )
+from tui_app.runtime.results import budgets
 from tui_app.tools.common import (
     READ_ONLY_FLAGS,
     missing_path_message,

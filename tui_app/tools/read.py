@@ -17,7 +17,6 @@ from typing import BinaryIO
 
 from pydantic import Field
 
-from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
@@ -27,6 +26,7 @@ from tui_app.runtime.contract import (
     ToolFailure,
     ToolSpec,
 )
+from tui_app.runtime.results import budgets
 from tui_app.tools.common import (
     BINARY_SNIFF_BYTES,
     READ_ONLY_FLAGS,

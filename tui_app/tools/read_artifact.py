@@ -17,8 +17,6 @@ from typing import BinaryIO
 
 from pydantic import Field
 
-from tui_app.runtime.artifacts import ArtifactNotFound, ArtifactStore, artifact_uri
-from tui_app.runtime.budgets import READ_ARTIFACT as BUDGET
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
@@ -29,7 +27,9 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
-from tui_app.runtime.results import format_bytes
+from tui_app.runtime.results.artifacts import ArtifactNotFound, ArtifactStore, artifact_uri
+from tui_app.runtime.results.budgets import READ_ARTIFACT as BUDGET
+from tui_app.runtime.results.serialize import format_bytes
 from tui_app.tools.common import READ_ONLY_FLAGS
 
 DEFAULT_LIMIT = 200

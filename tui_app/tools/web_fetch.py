@@ -30,7 +30,6 @@ from typing import Any
 import httpx
 from pydantic import Field
 
-from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     PermissionSpec,
     RawResult,
@@ -42,7 +41,8 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
-from tui_app.runtime.results import format_bytes
+from tui_app.runtime.results import budgets
+from tui_app.runtime.results.serialize import format_bytes
 
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 MAX_REDIRECTS = 10

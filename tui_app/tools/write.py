@@ -7,7 +7,6 @@ from typing import Any
 
 from pydantic import Field
 
-from tui_app.runtime import budgets
 from tui_app.runtime.contract import (
     ApprovalPreview,
     PermissionSpec,
@@ -17,7 +16,8 @@ from tui_app.runtime.contract import (
     ToolFlags,
     ToolSpec,
 )
-from tui_app.runtime.filestate import absolute_path
+from tui_app.runtime.files.state import absolute_path
+from tui_app.runtime.results import budgets
 from tui_app.tools.file_edits import (
     Current,
     decode,

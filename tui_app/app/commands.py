@@ -1,0 +1,90 @@
+"""The command palette (ctrl+p): every action of the main screen (live or a replay), by name.
+
+Textual's own commands stay in the palette too: "Theme" (a picker of every theme), "Keys",
+"Screenshot", "Quit"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from tui_app.app.screens.main import MODES, TABLE_FILTERS, MainScreen
+from tui_app.app.session_actions import export_transcript, open_mcp_servers, open_session_browser, open_settings_files
+
+MODE_HELP = {
+    "default": "ask before edits, commands and other side effects",
+    "acceptEdits": "file edits run without asking; commands still ask",
+    "plan": "read-only exploration: anything that changes something is denied",
+    "dontAsk": "whatever would ask is denied instead",
+    "bypassPermissions": "everything runs without asking (deny rules still hold)",
+}
+
+
+def main_screen(provider: Provider) -> MainScreen | None:
+    """The main screen (live or a replay) when the palette was opened on it. Over a dialog or
+    another screen these commands would act on what is hidden behind it, so only Textual's own
+    (Theme, Keys, Quit …) are offered there."""
+    return provider.screen if isinstance(provider.screen, MainScreen) else None
+
+
+def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
+    live = main.controls is not None
+    found: list[tuple[str, Callable[[], Any], str]] = []
+    if live:
+        found.append(("Interrupt the turn", main.action_interrupt,
+                      "Esc: running calls are cancelled, the others are not started"))
+        for mode in MODES:
+            found.append((f"Permission mode: {mode}", partial(main.set_mode, mode), MODE_HELP[mode]))
+        found.append(("Focus the prompt", partial(main.action_focus, "prompt"), "ctrl+e"))
+    replay = getattr(main, "timeline_commands", None)
+    if replay is not None:
+        found += replay()
+    app = main.app
+    found += [
+        ("Sessions", partial(open_session_browser, app, main), "past sessions: pick one to replay it read-only"),
+        ("Artifacts", main.action_open_artifacts, "browse every persisted output of this session"),
+        ("Settings files", partial(open_settings_files, main), "which settings files were loaded, and their errors"),
+        ("Export transcript", lambda: app.run_worker(export_transcript(main), group="export"),
+         "write the session as Markdown to transcript.md in its directory"),
+        ("MCP servers", partial(open_mcp_servers, main), "status, tools and stderr log of each server; reconnect"),
+        ("Open the selected call's artifact", main.action_open_artifact, "ctrl+o"),
+        ("Toggle diff: unified / side by side", main.action_toggle_split, "s in the Diff tab"),
+        ("Follow the newest call", main.action_follow, "ctrl+g: the detail pane follows running calls again"),
+        ("Focus the tool table", partial(main.action_focus, "table"), "ctrl+t"),
+        ("Focus the chat", partial(main.action_focus, "chat"), ""),
+        ("Focus the detail pane", partial(main.action_focus, "detail"), ""),
+        ("Filter table by the selected call's tool", main.filter_table_by_tool, "t in the table"),
+    ]
+    for name in TABLE_FILTERS:
+        label = "Filter table: show all calls" if name == "all" else f"Filter table: {name}"
+        found.append((label, partial(main.filter_table, name), "f in the table steps through these"))
+    for key, tab in enumerate(("Diff", "Output", "Input", "Result", "Events"), 1):
+        found.append((f"Detail tab: {tab}", partial(main.action_tab, tab.lower()), f"{key} in the detail pane"))
+    found += [
+        ("Theme: dark", partial(setattr, main.app, "theme", "textual-dark"), ""),
+        ("Theme: light", partial(setattr, main.app, "theme", "textual-light"), ""),
+        ("Quit Vigil", main.app.action_quit, "ctrl+q: every child process is stopped first"),
+    ]
+    return found
+
+
+class VigilCommands(Provider):
+    async def discover(self) -> Hits:
+        main = main_screen(self)
+        if main is None:
+            return
+        for name, callback, help_text in commands(main):
+            yield DiscoveryHit(name, callback, help=help_text or None)
+
+    async def search(self, query: str) -> Hits:
+        main = main_screen(self)
+        if main is None:
+            return
+        matcher = self.matcher(query)
+        for name, callback, help_text in commands(main):
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text or None)

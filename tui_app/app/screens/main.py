@@ -1,0 +1,345 @@
+"""The main screen (DESIGN §10): header; chat and prompt on the left; the tool-call table and the
+detail of the selected call on the right; the bindings in the footer.
+
+It is fed batches of session events (`apply`) and needs no runtime to render them, so a recorded
+log can be shown through it read-only. What the user asks of a live session (a prompt, an
+interrupt, a permission mode) goes to `controls`; without controls those actions are off.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from tui_app.runtime.events import (
+    McpServerStatus,
+    PermissionRequested,
+    SessionStarted,
+    SettingsLoaded,
+    ToolCallError,
+    ToolCallStarted,
+    TurnEnded,
+    TurnStarted,
+)
+from tui_app.runtime.paths import session_dir
+from widgets.chat import ChatView
+from widgets.detail import DetailPane
+from widgets.diff.view import DiffView
+from widgets.messages import CallSelected
+from widgets.prompt_input import PromptInput
+from widgets.session_header import SessionHeader
+from widgets.text.untrusted import one_line
+from widgets.tool_rows import ToolRows
+from widgets.tool_table import ToolTable
+
+STYLES = Path(__file__).resolve().parents[3] / "styles"
+#: shift+tab walks these (dontAsk is reachable from the command palette)
+MODE_CYCLE = ("default", "acceptEdits", "plan", "bypassPermissions")
+MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+#: a batch this big (a resumed log) is folded into the table with one relayout
+BULK = 200
+#: errors the detail pane does not jump to (the rows say enough)
+QUIET_ERRORS = frozenset({"cancelled", "aborted_before_dispatch", "turn_stopped"})
+TABLE_FILTERS: dict[str, frozenset[str] | None] = {
+    "all": None,
+    "awaiting approval": frozenset({"awaiting approval"}),
+    "running": frozenset({"running"}),
+    "failed or denied": frozenset({"failed", "denied"}),
+    "done": frozenset({"done"}),
+    "cancelled": frozenset({"cancelled"}),
+}
+
+
+def followed_call(events: Sequence[Any], shown: str | None, rows: ToolRows) -> str | None:
+    """The call the detail pane moves to after a batch, None to stay (`rows`: after the batch).
+
+    A call waiting for the user says more than one that just started, which says more than one
+    that failed; a call still waiting for the user keeps the pane until another one asks."""
+    asked = started = failed = None
+    for event in events:
+        if isinstance(event, PermissionRequested):
+            asked = event.call_id
+        elif isinstance(event, ToolCallStarted):
+            started = event.call_id
+        elif isinstance(event, ToolCallError) and event.code not in QUIET_ERRORS:
+            failed = event.call_id
+    current = rows.get(shown) if shown else None
+    if asked is None and current is not None and current.state == "awaiting approval":
+        return None
+    return asked or started or failed
+
+
+class SessionControls(Protocol):
+    """What the screen may ask of a live session (thread-safe; implemented over the runner)."""
+
+    mode: str
+
+    @property
+    def busy(self) -> bool: ...
+
+    def submit(self, prompt: str) -> bool: ...
+
+    def interrupt(self) -> bool: ...
+
+    def set_mode(self, mode: str) -> Future[Any]: ...
+
+
+class MainScreen(Screen[None]):
+    CSS_PATH = str(STYLES / "main.tcss")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "Interrupt"),
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True),
+        Binding("ctrl+o", "open_artifact", "Artifact"),
+        Binding("ctrl+t", "focus('table')", "Table", show=False),
+        Binding("ctrl+e", "focus('prompt')", "Prompt", show=False),
+        Binding("ctrl+g", "follow", "Follow", show=False),
+    ]
+    LIVE_ACTIONS = frozenset({"interrupt", "cycle_mode"})
+
+    def __init__(self, controls: SessionControls | None = None, *, cwd: str | None = None,
+                 cwd_label: str | None = None, tag: str = "", history: list[str] | None = None,
+                 table_clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.controls = controls
+        self.cwd = cwd
+        self.cwd_label = cwd_label
+        self.tag = tag
+        self.prompt_history = history or []
+        self.table_clock = table_clock
+        #: the detail pane follows the newest running or waiting call until the user picks one
+        self.follow = True
+        self._auto_selected: str | None = None
+        #: highlight messages still to come back from the table for our own selections
+        self._echoes: list[str] = []
+        #: what the palette's "Settings files" and "MCP servers" show when there is no runtime to ask
+        self.settings_reports: list[SettingsLoaded] = []
+        self.mcp_statuses: dict[str, McpServerStatus] = {}
+
+    # ---- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        header = SessionHeader(cwd_label=self.cwd_label, id="header")
+        header.state.tag = self.tag
+        header.state.cwd = self.cwd or ""
+        yield header
+        with Horizontal(id="main-body"):
+            with Vertical(id="left"):
+                yield ChatView(cwd=self.cwd, id="chat")
+                yield PromptInput(history=self.prompt_history, id="prompt")
+            with Vertical(id="right"):
+                yield ToolTable(cwd=self.cwd, clock=self.table_clock, id="table")
+                yield DetailPane(cwd=self.cwd, artifact_hint="ctrl+o opens it in the artifact browser",
+                                 clock=self.table_clock, id="detail")
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        # back from the palette, the artifact browser or a dialog: what waited meanwhile opens now
+        show = getattr(self.app, "show_waiting_dialogs", None)
+        if show is not None:
+            self.call_after_refresh(show)
+
+    def on_mount(self) -> None:
+        prompt = self.prompt
+        if self.controls is None:
+            prompt.display = False
+            self.table.focus()
+        else:
+            prompt.focus()
+
+    @property
+    def header(self) -> SessionHeader:
+        return self.query_one(SessionHeader)
+
+    @property
+    def chat(self) -> ChatView:
+        return self.query_one(ChatView)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def table(self) -> ToolTable:
+        return self.query_one(ToolTable)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one(DetailPane)
+
+    @property
+    def session_id(self) -> str:
+        return self.header.state.session_id
+
+    @property
+    def mode(self) -> str:
+        return self.header.state.mode
+
+    # ---- feeding ----------------------------------------------------------------------------
+
+    async def apply(self, events: Sequence[Any]) -> None:
+        """Show a batch of session events (in order)."""
+        if not events:
+            return
+        self.header.apply(events)
+        table, detail, chat = self.table, self.detail, self.chat
+        if len(events) >= BULK:
+            table.apply_many(events)
+        else:
+            for event in events:
+                table.apply(event)
+        busy: bool | None = None
+        async with chat.mounting_together():
+            for event in events:
+                detail.apply(event)
+                await chat.apply(event)
+                if isinstance(event, TurnStarted):
+                    self.follow = True
+                    busy = True
+                elif isinstance(event, TurnEnded):
+                    busy = False
+                elif isinstance(event, SessionStarted):
+                    self.cwd = self.cwd or event.cwd
+                elif isinstance(event, SettingsLoaded):
+                    self.settings_reports.append(event)
+                elif isinstance(event, McpServerStatus):
+                    self.mcp_statuses[event.server] = event
+        if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
+            self.prompt.set_class(busy, "-busy")
+        focus_call = followed_call(events, self._auto_selected, table.rows)
+        if self.follow and focus_call is not None:
+            self._auto_select(focus_call)
+
+    def _auto_select(self, call_id: str) -> None:
+        self._auto_selected = call_id
+        if call_id in self.table.visible_call_ids:  # never lift a filter the user chose
+            self._echoes.append(call_id)
+            self.table.select(call_id)
+        self.detail.show(call_id)
+
+    # ---- the user picks a call --------------------------------------------------------------
+
+    def on_call_selected(self, message: CallSelected) -> None:
+        """Enter or a click in the table, or a summary line in the chat."""
+        message.stop()
+        self.follow = False
+        self._auto_selected = None
+        self.table.select(message.call_id)
+        self.detail.show(message.call_id)
+
+    def on_tool_table_call_highlighted(self, message: ToolTable.CallHighlighted) -> None:
+        message.stop()
+        if message.call_id in self._echoes:
+            self._echoes.remove(message.call_id)  # our own selection coming back
+        else:
+            self.follow = False
+        if self.detail.call_id != message.call_id:
+            self.detail.show(message.call_id)
+
+    def action_follow(self) -> None:
+        """Follow the newest call again."""
+        self.follow = True
+        rows = self.table.rows.rows
+        active = [r for r in rows if r.state in ("awaiting approval", "running")] or rows[-1:]
+        if active:
+            self._auto_select(active[-1].call_id)
+
+    # ---- prompt -----------------------------------------------------------------------------
+
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        message.stop()
+        if self.controls is None:
+            return
+        if self.controls.submit(message.text):
+            self.prompt.accept(message.text)
+        else:
+            self.notify("A turn is still running: wait for it, or press Esc to interrupt it. Your prompt is kept.",
+                        severity="warning", markup=False)
+
+    # ---- turn control -----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.controls is not None or action not in self.LIVE_ACTIONS
+
+    def action_interrupt(self) -> None:
+        if self.controls is not None and self.controls.interrupt():
+            self.notify("Interrupting: running calls are cancelled, the rest are not started.", markup=False)
+
+    def action_cycle_mode(self) -> None:
+        if self.controls is None:
+            return
+        current = self.controls.mode
+        following = MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)] if current in MODE_CYCLE \
+            else MODE_CYCLE[0]
+        self.set_mode(following)
+
+    def set_mode(self, mode: str) -> None:
+        if self.controls is None or mode not in MODES:
+            return
+        self.controls.set_mode(mode)
+        self.notify(f"Permission mode: {mode}", markup=False, timeout=2)
+
+    # ---- views ------------------------------------------------------------------------------
+
+    def action_focus(self, what: str) -> None:
+        target = {"table": self.table, "prompt": self.prompt, "chat": self.chat, "detail": self.detail}[what]
+        if what == "detail":
+            self._focus_detail()
+        elif target.display:
+            target.focus()
+
+    def _focus_detail(self) -> None:
+        pane = self.detail
+        active = pane.active_tab
+        widget = pane.query_one(f"#detail-{active}")
+        widget.focus()
+
+    def action_tab(self, name: str) -> None:
+        self.detail.action_tab(name)
+
+    def action_toggle_split(self) -> None:
+        self.detail.query_one("#detail-diff", DiffView).action_toggle_split()
+
+    def filter_table(self, name: str) -> None:
+        states = TABLE_FILTERS.get(name)
+        self.table.set_filter(states, self.table.tool_filter if name != "all" else None)
+
+    def filter_table_by_tool(self) -> None:
+        self.table.action_toggle_tool_filter()
+
+    # ---- artifacts --------------------------------------------------------------------------
+
+    def artifacts_dir(self) -> Path | None:
+        return session_dir(self.session_id) / "artifacts" if self.session_id else None
+
+    def action_open_artifact(self) -> None:
+        """The selected call's artifact in the artifact browser (the session's list when it has none)."""
+        record = self.detail.record
+        artifacts = list(record.outcome.artifacts) if record is not None and record.outcome is not None else []
+        self.open_artifacts(artifacts[0].path if artifacts else None)
+
+    def action_open_artifacts(self) -> None:
+        self.open_artifacts(None)
+
+    def open_artifacts(self, path: str | None) -> None:
+        from tui_app.app.screens.artifacts import ArtifactBrowserScreen
+
+        directory = self.artifacts_dir()
+        if directory is None or not directory.is_dir():
+            if path is None:
+                self.notify("This session has no artifacts yet.", markup=False)
+                return
+            directory = None
+        if path is not None and not Path(path).is_file():
+            self.notify(f"The artifact file is gone: {one_line(path, 200)}", severity="warning", markup=False)
+            return
+        self.app.push_screen(ArtifactBrowserScreen(self.session_id or None, directory, path=path))
+

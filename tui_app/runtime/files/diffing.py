@@ -1,0 +1,194 @@
+"""Line diffs: the structured patch of an Edit or Write, for the result card, the diff view and
+the approval dialog (which waits on it, so it has to be fast: see `line_diff` for how).
+
+Lines are split on "\\n" only and keep it. Hunks follow the unified format: body lines start
+with ' ', '-' or '+' and drop their line ending; a line with no final newline is followed by
+`\\ No newline at end of file`, so applying the hunks to the old text gives the new text byte for
+byte (`apply_hunks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from tui_app.runtime.display import DiffHunk, FileDiffDisplay
+from tui_app.runtime.files.line_diff import Change, diff_lines
+
+CONTEXT_LINES = 3
+CARD_MAX_HUNKS = 8
+CARD_MAX_LINES = 160
+#: old_text / new_text ride along for the full viewer only below this size (UTF-8 bytes)
+VIEWER_TEXT_LIMIT = 2_000_000
+NO_NEWLINE = "\\ No newline at end of file"
+
+
+# ---- lines ---------------------------------------------------------------------------------------
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on "\\n" only, each keeping it (the last one may have none). Unlike
+    `str.splitlines`, a form feed or U+2028 inside a line does not split it."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+# ---- hunks ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Patch:
+    hunks: list[DiffHunk]
+    added: int
+    removed: int
+
+    @property
+    def body_lines(self) -> int:
+        return sum(len(h.lines) for h in self.hunks)
+
+
+def _body(prefix: str, line: str) -> list[str]:
+    if line.endswith("\n"):
+        return [prefix + line[:-1]]
+    return [prefix + line, NO_NEWLINE]
+
+
+def _range_start(start: int, length: int) -> int:
+    # unified format: an empty range names the line *before* it (0 at the top of the file)
+    return start + 1 if length else start
+
+
+def hunks_of(a: list[str], b: list[str], changes: list[Change], context: int = CONTEXT_LINES) -> list[DiffHunk]:
+    hunks: list[DiffHunk] = []
+    group: list[Change] = []
+
+    def close() -> None:
+        first, last = group[0], group[-1]
+        lead = min(context, first[0])
+        a_start, b_start = first[0] - lead, first[2] - lead
+        trail = min(context, len(a) - last[1])
+        a_end, b_end = last[1] + trail, last[3] + trail
+        lines: list[str] = []
+        at = a_start
+        for a_lo, a_hi, b_lo, b_hi in group:
+            for line in a[at:a_lo]:
+                lines += _body(" ", line)
+            for line in a[a_lo:a_hi]:
+                lines += _body("-", line)
+            for line in b[b_lo:b_hi]:
+                lines += _body("+", line)
+            at = a_hi
+        for line in a[at:a_end]:
+            lines += _body(" ", line)
+        hunks.append(DiffHunk(old_start=_range_start(a_start, a_end - a_start), old_lines=a_end - a_start,
+                              new_start=_range_start(b_start, b_end - b_start), new_lines=b_end - b_start,
+                              lines=lines))
+
+    for change in changes:
+        if group and change[0] - group[-1][1] > 2 * context:
+            close()
+            group = []
+        group.append(change)
+    if group:
+        close()
+    return hunks
+
+
+def structured_patch(old: str, new: str, context: int = CONTEXT_LINES) -> Patch:
+    a, b = split_lines(old), split_lines(new)
+    changes = diff_lines(a, b)
+    removed = sum(c[1] - c[0] for c in changes)
+    added = sum(c[3] - c[2] for c in changes)
+    return Patch(hunks_of(a, b, changes, context), added=added, removed=removed)
+
+
+def unified_diff_text(path: str, patch: Patch, operation: str = "update") -> str:
+    """The whole patch as unified-diff text (what the approval dialog shows, scrollable)."""
+    old_name = "/dev/null" if operation == "create" else f"a{path}" if path.startswith("/") else f"a/{path}"
+    new_name = "/dev/null" if operation == "delete" else f"b{path}" if path.startswith("/") else f"b/{path}"
+    out = [f"--- {old_name}", f"+++ {new_name}"]
+    for hunk in patch.hunks:
+        out.append(f"@@ -{hunk.old_start},{hunk.old_lines} +{hunk.new_start},{hunk.new_lines} @@")
+        out.extend(hunk.lines)
+    return "\n".join(out) + "\n"
+
+
+def apply_hunks(old: str, hunks: Sequence[DiffHunk]) -> str:
+    """Apply complete hunks to `old` (strictly: every context and removed line must match)."""
+    a = split_lines(old)
+    out: list[str] = []
+    at = 0
+    for hunk in hunks:
+        start = hunk.old_start - 1 if hunk.old_lines else hunk.old_start
+        if start < at:
+            raise ValueError("hunks overlap or are out of order")
+        out.extend(a[at:start])
+        at = start
+        for index, line in enumerate(hunk.lines):
+            if line == NO_NEWLINE:
+                continue
+            ends = not (index + 1 < len(hunk.lines) and hunk.lines[index + 1] == NO_NEWLINE)
+            text = line[1:] + ("\n" if ends else "")
+            if line[0] in " -":
+                if at >= len(a) or a[at] != text:
+                    raise ValueError(f"hunk does not apply at old line {at + 1}")
+                at += 1
+            if line[0] in " +":
+                out.append(text)
+    out.extend(a[at:])
+    return "".join(out)
+
+
+# ---- the screen's card ---------------------------------------------------------------------------
+
+def _viewer_text(text: str) -> str | None:
+    if len(text) > VIEWER_TEXT_LIMIT or len(text.encode("utf-8", "surrogatepass")) > VIEWER_TEXT_LIMIT:
+        return None
+    return text
+
+
+def display_safe(text: str) -> str:
+    """Text decoded with `surrogateescape` (bytes that are not UTF-8) made JSON-safe for events."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def bound_card(hunks: list[DiffHunk], max_hunks: int = CARD_MAX_HUNKS,
+               max_lines: int = CARD_MAX_LINES) -> tuple[list[DiffHunk], int, int]:
+    """At most `max_hunks` hunks and `max_lines` body lines; the last hunk kept may be cut (its
+    header still gives the full hunk's ranges). Returns (kept, hunks not shown at all, body lines
+    not shown, the cut part included)."""
+    kept: list[DiffHunk] = []
+    room = max_lines
+    for hunk in hunks[:max_hunks]:
+        if room <= 0:
+            break
+        if len(hunk.lines) <= room:
+            kept.append(hunk)
+            room -= len(hunk.lines)
+        else:
+            kept.append(hunk.model_copy(update={"lines": hunk.lines[:room]}))
+            room = 0
+    total_lines = sum(len(h.lines) for h in hunks)
+    shown_lines = sum(len(h.lines) for h in kept)
+    return kept, len(hunks) - len(kept), total_lines - shown_lines
+
+
+def file_diff_display(path: str, old: str, new: str,
+                      operation: Literal["create", "update", "delete"] = "update",
+                      patch: Patch | None = None) -> FileDiffDisplay:
+    safe_old, safe_new = display_safe(old), display_safe(new)
+    if patch is None or safe_old is not old or safe_new is not new:
+        patch = structured_patch(safe_old, safe_new)  # hunks must be JSON-safe too
+    old, new = safe_old, safe_new
+    kept, omitted_hunks, omitted_lines = bound_card(patch.hunks)
+    return FileDiffDisplay(
+        path=display_safe(path), operation=operation, hunks=kept, added=patch.added, removed=patch.removed,
+        omitted_hunks=omitted_hunks, omitted_lines=omitted_lines,
+        old_text=_viewer_text(old), new_text=_viewer_text(new),
+    )
