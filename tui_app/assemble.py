@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.agents.builtin import run_turn
+from tui_app.agents.setup import equip_builtin_agent
 from tui_app.agents.system_prompt import build_system_prompt
 from tui_app.config import LoadedSettings, SettingsError, load_settings, settings_events
+from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.events import Warning
 from tui_app.runtime.hooks.command import CommandHooks
 from tui_app.runtime.hooks.runner import HookRunner, NoHooks
@@ -24,6 +26,7 @@ from tui_app.runtime.permissions.decision import PermissionMode, PermissionPolic
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
+from tui_app.tools.agent import agent_tool
 
 
 class SetupError(Exception):
@@ -230,8 +233,11 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     relay.target = session.emit
     session.startup_events.extend(settings_events(loaded))
     session.services.update(build_services(options, session.id))
+    recorded = None
     if options.resume:
         session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again
+        recorded = read_events(session.log_path).events if session.log_path else None
+    equip_builtin_agent(session, values, agent_tool=agent_tool, recorded=recorded)
     connect_services(session)
     mcp = build_mcp(options, session)
     if mcp is not None:
