@@ -68,6 +68,9 @@ class Transcript:
     results: dict[str, ToolCallResult | ToolCallError] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     mcp_servers: list[dict[str, str]] = field(default_factory=list)
+    #: a subagent's lines name the Agent call they belong to, as Claude Code's do
+    parent_tool_use_id: str | None = None
+    subagents: dict[str, Transcript] = field(default_factory=dict)
 
     def write(self, obj: dict[str, Any]) -> None:
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -86,6 +89,10 @@ class Transcript:
         if self.fmt == "events":
             if not event.ephemeral:
                 self.out.write(event.model_dump_json() + "\n")
+            return
+        agent_id = getattr(event, "agent_id", None)
+        if agent_id is not None and self.parent_tool_use_id is None:
+            self._subagent_event(agent_id, event)
             return
         if isinstance(event, ModelRetry) and self.fmt == "text":
             # nothing else is printed until the answer: say why the wait is long
@@ -114,14 +121,27 @@ class Transcript:
         elif isinstance(event, ToolBatchComplete):
             self._user_lines()
 
+    def _subagent_event(self, agent_id: str, event: Any) -> None:
+        child = self.subagents.get(agent_id)
+        if child is None:
+            child = self.subagents[agent_id] = Transcript(self.session, self.fmt, self.out, denials=self.denials,
+                                                          parent_tool_use_id=event.call_id or "")
+        if event.type != "SubagentStarted":
+            child.on_event(event)
+
+    def _tagged(self, line: dict[str, Any]) -> dict[str, Any]:
+        if self.parent_tool_use_id is not None:
+            line["parent_tool_use_id"] = self.parent_tool_use_id
+        return line
+
     def _assistant_line(self, event: ModelStepEnded) -> None:
         blocks = [self.step_blocks[i] for i in sorted(self.step_blocks)]
         self.step_blocks = {}
         if self.fmt != "stream-json" or not blocks:
             return
-        self.write({"type": "assistant", "session_id": self.session.id, "message": {
+        self.write(self._tagged({"type": "assistant", "session_id": self.session.id, "message": {
             "role": "assistant", "model": self.session.model.model, "content": blocks,
-            "stop_reason": event.stop_reason, "usage": event.usage}})
+            "stop_reason": event.stop_reason, "usage": event.usage}}))
 
     def _user_lines(self) -> None:
         order, self.order = self.order, []
@@ -140,7 +160,7 @@ class Transcript:
             structured = tool_use_result(result)
             if structured is not None:
                 line["tool_use_result"] = structured
-            self.write(line)
+            self.write(self._tagged(line))
 
     def result_object(self, turn: TurnResult, duration_ms: int) -> dict[str, Any]:
         subtype = {"completed": "success", "stopped": "success", "max_turns": "error_max_turns"}.get(
