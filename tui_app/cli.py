@@ -209,14 +209,18 @@ def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> An
 
 
 def run_tui(args: argparse.Namespace, demo: bool) -> int:
-    app = build_tui(args, demo)
-    if isinstance(app, int):
-        return app
-    try:
-        code = app.run()
-    finally:
-        app.close_runtime()  # whatever ended the app, no child process outlives it
-    return code or 0
+    while True:
+        app = build_tui(args, demo)
+        if isinstance(app, int):
+            return app
+        try:
+            code = app.run()
+        finally:
+            app.close_runtime()  # whatever ended the app, no child process outlives it
+        target = getattr(app, "resume_request", None)
+        if not target:
+            return code or 0
+        args.resume, demo = target, False  # /resume: the chosen session opens in a new app
 
 
 def run_sessions(argv: list[str]) -> int:
