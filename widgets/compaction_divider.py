@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from widgets.text.untrusted import clean
 
-TRIGGERS = {"auto": "automatically: the context window was filling up", "manual": "by /compact"}
+TRIGGERS = {"auto": ("auto", "the context window was filling up"), "manual": ("/compact", "asked for by the user")}
 
 
 class CompactionDivider(Static, can_focus=True):
@@ -35,12 +35,11 @@ class CompactionDivider(Static, can_focus=True):
         if self.cleared:
             self.update(Content.styled("──── conversation cleared: the model starts afresh from here ────", "bold"))
             return
-        how = TRIGGERS.get(event.trigger, event.trigger)
-        head = Content.assemble(("──── conversation compacted ", "bold"), (how, "$foreground 70%"),
-                                (f" · {event.tokens_before:,} → ~{event.tokens_after:,} tokens", "$foreground 70%"),
-                                (" ────", "bold"))
+        short, why = TRIGGERS.get(event.trigger, (event.trigger, ""))
+        sizes = f"· {short} · {event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+        head = Content.assemble(("──── conversation compacted ", "bold"), (sizes, "$foreground 70%"), (" ────", "bold"))
         if not self.expanded:
-            hint = Content.styled("     enter shows the summary the model continues from", "$foreground 55%")
+            hint = Content.styled(f"     {why} · enter shows the summary the model goes on from", "$foreground 55%")
             self.update(Content("\n").join([head, hint]))
             return
         summary = Content(clean(event.summary).strip())
