@@ -188,3 +188,23 @@ async def test_resumed_sessions_number_new_subagents_after_the_recorded_ones(wor
     again = workspace.session(steps, script_extra={"agents": agents}, resume=first.id)
     _, events = await run(again)
     assert [e.agent_id for e in of(events, "SubagentStarted")] == ["agent-2"]
+
+
+async def test_a_subagent_compacts_its_own_conversation_and_the_callers_is_untouched(workspace: Workspace):
+    workspace.write("a.txt", "alpha\n")
+    steps = [{"tool_calls": [agent_call("toolu_c", "long look", "read a lot", "Explore")]},
+             {"text": "The caller goes on."}]
+    agents = {"long look": [
+        {"tool_calls": [{"name": "Read", "input": {"file_path": "a.txt"}}], "usage": {"input_tokens": 9000}},
+        {"text": "SUB-SUMMARY: a.txt read, it holds alpha."},
+        {"text": "a.txt holds alpha.", "usage": {"input_tokens": 300}}]}
+    session = workspace.session(steps, script_extra={"agents": agents},
+                                settings={"contextWindow": 10_000, "autoCompact": {"threshold": 0.5}})
+    turn, events = await run(session)
+    assert turn.reason == "completed"
+    [compacted] = of(events, "ConversationCompacted")
+    [started] = of(events, "SubagentStarted")
+    assert compacted.agent_id == started.agent_id and compacted.summary.startswith("SUB-SUMMARY")
+    [result] = of(events, "ToolCallResult", call_id="toolu_c")
+    assert result.model_content.startswith("a.txt holds alpha.")
+    assert "SUB-SUMMARY" not in str(session.conversation.snapshot())
