@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from pydantic import Field
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.fakes import make_env
 from tui_app.runtime.contract import RawResult, StrictInput, ToolContext, ToolFlags, ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall
 from tui_app.runtime.results.artifacts import ArtifactStore
 from tui_app.tools.bash.tool import BASH
