@@ -103,9 +103,9 @@ async def test_the_compaction_request_and_the_conversation_after_it(kind, worksp
     assert "alpha" in json.dumps(messages)
     assert system_text(kind, body) == system_text(kind, first.json)
     assert body["tools"] == first.json["tools"]
-    if kind == "anthropic":
-        # the results and the instruction are one user turn
-        assert messages[-1]["role"] == "user" and messages[-1]["content"][0]["type"] == "tool_result"
+    if kind == "anthropic":  # the results, then the instruction (the API reads them as one user turn)
+        assert [m["role"] for m in messages[-2:]] == ["user", "user"]
+        assert messages[-2]["content"][0]["type"] == "tool_result"
     # afterwards the model sees the summary alone
     rest = conversation(kind, after.json)
     assert len(rest) == 1 and last_text(kind, rest[0]) == continuation_text(summary)

@@ -5,7 +5,7 @@ table redraws only the lines whose row changed, from a line cache keyed on the r
 so a flood of progress events costs one short line render each.
 
 A subagent's calls are nested under the Agent call that started it (`└` in the tool column);
-space (or ← / →) folds and unfolds them.
+space folds and unfolds them (← → belong to the replay's timeline).
 """
 
 from __future__ import annotations
@@ -87,8 +87,6 @@ class ToolTable(ScrollView, can_focus=True):
         Binding("t", "toggle_tool_filter", "Filter tool"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("space", "toggle_children", "Fold subagent", show=False),
-        Binding("left", "fold(True)", "Fold", show=False),
-        Binding("right", "fold(False)", "Unfold", show=False),
     ]
 
     class CallHighlighted(Message):
@@ -307,11 +305,6 @@ class ToolTable(ScrollView, can_focus=True):
         if row is not None:
             self.fold(row.call_id, row.call_id not in self.folded)
 
-    def action_fold(self, fold: bool) -> None:
-        row = self._agent_row()
-        if row is not None:
-            self.fold(row.call_id, fold)
-
     def fold(self, call_id: str, fold: bool = True) -> None:
         """Hide (or show again) the rows of the subagents an Agent call started."""
         row = self.rows.get(call_id)
@@ -332,7 +325,7 @@ class ToolTable(ScrollView, can_focus=True):
         # Esc clears a filter; with none set it travels on (the screen interrupts the turn)
         if action == "clear_filter":
             return self.state_filter is not None or self.tool_filter is not None
-        if action in ("toggle_children", "fold"):
+        if action == "toggle_children":
             return self._agent_row() is not None  # elsewhere the key travels on
         return True
 

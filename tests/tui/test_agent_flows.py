@@ -199,3 +199,37 @@ async def test_a_hash_note_goes_to_the_chosen_memory_file_and_into_the_prompt(tm
         await type_prompt(pilot, "/memory")
         await wait_until(pilot, lambda: isinstance(app.screen, InfoScreen), "the memory report")
         assert "CLAUDE.local.md" in screen_text(app)
+
+
+async def test_resume_with_an_id_closes_this_session_and_names_the_one_to_open(tmp_path, monkeypatch):
+    app = AppUnderTest(agent_session(tmp_path, monkeypatch, [{"text": "ok"}]))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await type_prompt(pilot, "/resume 20260101-000000-abcdef")
+        await wait_until(pilot, lambda: app.closed, "the session to close")
+    assert app.resume_request == "20260101-000000-abcdef"
+
+
+def test_the_cli_opens_the_session_a_resume_asked_for(monkeypatch):
+    from tui_app import cli
+
+    opened: list = []
+
+    class FakeApp:
+        def __init__(self, resume_to):
+            self.resume_request = resume_to
+
+        def run(self):
+            return 0
+
+        def close_runtime(self):
+            pass
+
+    def build(args, demo):
+        opened.append((args.resume, demo))
+        return FakeApp("S2" if len(opened) == 1 else None)
+
+    monkeypatch.setattr(cli, "build_tui", build)
+    args = cli.build_parser().parse_args([])
+    assert cli.run_tui(args, True) == 0
+    assert opened == [(None, True), ("S2", False)]

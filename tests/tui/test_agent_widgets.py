@@ -60,9 +60,9 @@ async def test_a_subagents_calls_are_nested_under_its_agent_call_and_fold_away()
         await pilot.press("space")
         assert tools_column(app) == ["▸ Agent", "▾ Agent", "└ Read"]
         assert table.cursor_id == "toolu_a"  # the cursor moved up, not off the table
-        await pilot.press("down", "left")
+        await pilot.press("down", "space")
         assert tools_column(app) == ["▸ Agent", "▸ Agent"]
-        await pilot.press("right")
+        await pilot.press("space")
         assert tools_column(app) == ["▸ Agent", "▾ Agent", "└ Read"]
         table.set_filter({"done"})  # a filter shows every match, folded or not
         await pilot.pause()

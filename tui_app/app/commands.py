@@ -11,9 +11,9 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui_app.app.screens.info import memory_lines
 from tui_app.app.screens.main import MODES, TABLE_FILTERS, MainScreen
 from tui_app.app.session_actions import export_transcript, open_mcp_servers, open_session_browser, open_settings_files
-from tui_app.app.slash_actions import handle_prompt, memory_lines
 
 #: slash commands the palette reaches too: (name, label, help)
 SLASH_PALETTE = (
@@ -27,6 +27,8 @@ SLASH_PALETTE = (
 
 
 def run_slash(main: MainScreen, text: str) -> None:
+    from tui_app.app.slash_actions import handle_prompt  # live sessions only: a replay loads no agent code
+
     handle_prompt(main, text)
 
 

@@ -17,7 +17,7 @@ from textual.content import Content
 from tui_app.agents.compaction import account_of
 from tui_app.agents.memory import is_memory_note, note_targets, note_text
 from tui_app.agents.slash_commands import expand, parse_invocation
-from tui_app.app.screens.info import ChoiceScreen, InfoScreen
+from tui_app.app.screens.info import ChoiceScreen, InfoScreen, memory_lines
 from widgets.prompt_input import PromptInput
 from widgets.slash_menu import SlashMenu
 from widgets.text.formatting import tilde
@@ -183,26 +183,6 @@ def _help(screen: MainScreen, arguments: str, text: str) -> None:
              Content("Custom commands: .claude/commands/*.md in the project, ~/.claude/commands/*.md for you.")]
     _done(screen, text)
     screen.app.push_screen(InfoScreen("Slash commands", _lines("Commands (Tab completes a name):", rows) + extra))
-
-
-def memory_lines(reports: list[Any]) -> list[Content]:
-    if not reports:
-        return [Content("No memory report: the session has not started.")]
-    report = reports[-1]
-    rows: list[Content] = []
-    for entry in report.files:
-        origin = f"   imported by {tilde(str(entry.get('imported_from')))}" if entry.get("imported_from") else ""
-        rows.append(Content.assemble((f"{entry.get('scope', '?'):<8}", "$foreground 60%"),
-                                     plain(one_line(tilde(str(entry.get("path", ""))), 200), "bold"),
-                                     (f"  {entry.get('bytes', 0):,} bytes", "$foreground 60%"),
-                                     plain(one_line(origin, 200), "$foreground 60%")))
-    if not rows:
-        rows = [Content("No memory files: none of ~/.claude/CLAUDE.md, CLAUDE.md, .claude/CLAUDE.md, AGENTS.md or "
-                        "CLAUDE.local.md exists here.")]
-    problems = [Content.assemble(("  ✗ ", "bold $text-error"), plain(one_line(p, 300))) for p in report.problems]
-    tail = [Content(""), Content.styled("Problems:", "bold $text-error"), *problems] if problems else []
-    return [*_lines("In the system prompt, in this order:", rows), *tail, Content(""),
-            Content("A line that starts with # in the prompt box adds a note to one of them.")]
 
 
 def _memory(screen: MainScreen, arguments: str, text: str) -> None:

@@ -78,11 +78,7 @@ def encode_messages(messages: list[Message]) -> list[dict[str, Any]]:
     out = []
     for message in messages:
         blocks = [encode_block(b) for b in message.content if _sendable(b)]
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == message.role:
-            out[-1]["content"].extend(blocks)  # one turn, as the API would read two in a row anyway
-        else:
+        if blocks:
             out.append({"role": message.role, "content": blocks})
     if out:
         last = out[-1]["content"][-1]

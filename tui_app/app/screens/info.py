@@ -15,9 +15,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from widgets.text.formatting import tilde
 from widgets.text.line_render import load_css
 from widgets.text.text_view import TextView
-from widgets.text.untrusted import plain
+from widgets.text.untrusted import one_line, plain
 
 
 class InfoScreen(ModalScreen[None]):
@@ -70,3 +71,23 @@ class ChoiceScreen(ModalScreen[Any]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def memory_lines(reports: list[Any]) -> list[Content]:
+    if not reports:
+        return [Content("No memory report: the session has not started.")]
+    report = reports[-1]
+    rows: list[Content] = []
+    for entry in report.files:
+        origin = f"   imported by {tilde(str(entry.get('imported_from')))}" if entry.get("imported_from") else ""
+        rows.append(Content.assemble((f"{entry.get('scope', '?'):<8}", "$foreground 60%"),
+                                     plain(one_line(tilde(str(entry.get("path", ""))), 200), "bold"),
+                                     (f"  {entry.get('bytes', 0):,} bytes", "$foreground 60%"),
+                                     plain(one_line(origin, 200), "$foreground 60%")))
+    if not rows:
+        rows = [Content("No memory files: none of ~/.claude/CLAUDE.md, CLAUDE.md, .claude/CLAUDE.md, AGENTS.md or "
+                        "CLAUDE.local.md exists here.")]
+    problems = [Content.assemble(("  ✗ ", "bold $text-error"), plain(one_line(p, 300))) for p in report.problems]
+    tail = [Content(""), Content.styled("Problems:", "bold $text-error"), *problems] if problems else []
+    return [Content.styled("In the system prompt, in this order:", "bold"), *rows, *tail, Content(""),
+            Content("A line that starts with # in the prompt box adds a note to one of them.")]
