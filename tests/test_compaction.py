@@ -181,3 +181,19 @@ def test_the_account_adds_an_estimate_of_what_came_after_the_last_count():
     Host.conversation.messages = Host.conversation.messages * 3
     grown = account.tokens(Host)
     assert grown > 420 and account.should_compact(Host, "turn-1") == (grown >= 500)
+
+
+async def test_stream_json_marks_the_compaction_as_claude_code_does(workspace: Workspace):
+    import io
+    import json
+
+    from tui_app.headless.runner import run_headless
+
+    workspace.write("a.txt", "alpha\n")
+    steps = [read("a.txt", 9000), {"text": "Summary: a.txt was read."}, {"text": "Done."}]
+    out = io.StringIO()
+    assert await run_headless(workspace.session(steps, settings=SMALL), "Read a.txt", "stream-json", out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    [boundary] = [line for line in lines if line.get("subtype") == "compact_boundary"]
+    assert boundary["compact_metadata"]["trigger"] == "auto" and boundary["compact_metadata"]["pre_tokens"] >= 9000
+    assert lines.index(boundary) < len(lines) - 2 and lines[-1]["result"] == "Done."

@@ -12,6 +12,7 @@ from typing import IO, Any, Literal
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.events import (
     AssistantText,
+    ConversationCompacted,
     AssistantThinking,
     McpServerStatus,
     ModelRetry,
@@ -120,6 +121,10 @@ class Transcript:
                 self.denials.append({"tool_name": name, "tool_use_id": event.call_id, "tool_input": data})
         elif isinstance(event, ToolBatchComplete):
             self._user_lines()
+        elif isinstance(event, ConversationCompacted) and self.fmt == "stream-json" and event.trigger != "clear":
+            # Claude Code's line for the same moment
+            self.write({"type": "system", "subtype": "compact_boundary", "session_id": self.session.id,
+                        "compact_metadata": {"trigger": event.trigger, "pre_tokens": event.tokens_before}})
 
     def _subagent_event(self, agent_id: str, event: Any) -> None:
         child = self.subagents.get(agent_id)
