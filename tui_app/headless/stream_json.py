@@ -12,8 +12,8 @@ from typing import IO, Any, Literal
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.events import (
     AssistantText,
-    ConversationCompacted,
     AssistantThinking,
+    ConversationCompacted,
     McpServerStatus,
     ModelRetry,
     ModelStepEnded,
