@@ -188,6 +188,8 @@ class ToolTable(ScrollView, can_focus=True):
         row = self.rows.get(call_id)
         if row is None:
             return
+        if row.parent is not None and row.parent in self.folded:
+            self.fold(row.parent, False)  # a subagent's call asked for by name is shown
         if not self._passes(row):
             self.set_filter(None, None)
         self._move_cursor_to(self._position[call_id])

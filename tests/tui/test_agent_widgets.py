@@ -64,6 +64,10 @@ async def test_a_subagents_calls_are_nested_under_its_agent_call_and_fold_away()
         assert tools_column(app) == ["▸ Agent", "▸ Agent"]
         await pilot.press("space")
         assert tools_column(app) == ["▸ Agent", "▾ Agent", "└ Read"]
+        table.select("agent-1_t1")  # a call picked by name comes out of its fold
+        await pilot.pause()
+        assert tools_column(app)[:2] == ["▾ Agent", "└ Grep"] and table.cursor_id == "agent-1_t1"
+        table.fold("toolu_a")
         table.set_filter({"done"})  # a filter shows every match, folded or not
         await pilot.pause()
         assert "└ Grep" in tools_column(app)
