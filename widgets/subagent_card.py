@@ -19,7 +19,7 @@ from textual.widgets import Static
 from widgets.messages import CallSelected
 from widgets.text.formatting import fmt_duration
 from widgets.text.untrusted import one_line, plain
-from widgets.tool_rows import target_of_input
+from widgets.tool_rows import CANCELLED_CODES, target_of_input
 
 #: lines of the final answer the card shows
 ANSWER_LINES = 3
@@ -63,6 +63,8 @@ class SubagentProgress:
         elif kind in ("ToolCallStarted", "PermissionResolved"):
             self.waiting = False
         elif kind == "ToolCallError":
+            if event.code in CANCELLED_CODES:
+                return False  # an interrupt's doing, not the call's
             self.failed += 1
         elif kind == "SubagentEnded":
             self.reason, self.answer, self.duration_ms = event.reason, event.result, event.duration_ms
