@@ -50,13 +50,23 @@ async def test_stream_json_lists_denials_explains_them_and_the_run_goes_on(tmp_p
     code = await run_headless(session, "build it", "stream-json", out)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert code == 0
-    assert [ln["type"] for ln in lines] == ["system", "assistant", *["user"] * 4, "assistant", "result"]
+    # Claude Code's order: a line per content block; a refusal of the permission system is announced
+    # by a `permission_denied` line just before its result
+    assert [(ln["type"], ln.get("subtype")) for ln in lines] == [
+        ("system", "init"), *[("assistant", None)] * 5, ("system", "permission_denied"), ("user", None),
+        ("user", None), ("system", "permission_denied"), ("user", None), ("user", None), ("assistant", None),
+        ("result", "success")]
     assert lines[0]["permissionMode"] == "default"
-    results = {ln["message"]["content"][0]["tool_use_id"]: ln["message"]["content"][0] for ln in lines[2:6]}
+    users = [ln for ln in lines if ln["type"] == "user"]
+    results = {ln["message"]["content"][0]["tool_use_id"]: ln["message"]["content"][0] for ln in users}
     assert results["t1"]["is_error"] and "denied by the rule Bash(rm *)" in results["t1"]["content"]
-    assert not results["t2"]["is_error"]  # the PermissionRequest hook decided
+    assert not results["t2"].get("is_error")  # the PermissionRequest hook decided
     assert results["t3"]["is_error"] and results["t3"]["content"] == "No permission client configured"
-    assert not results["t4"]["is_error"]
+    assert not results["t4"].get("is_error")
+    denied = [ln for ln in lines if ln.get("subtype") == "permission_denied"]
+    assert [(d["tool_use_id"], d["decision_reason_type"]) for d in denied] == [("t1", "rule"), ("t3", "mode")]
+    assert denied[1]["message"] == "No permission client configured"
+    assert users[0]["tool_use_result"] == "Error: " + results["t1"]["content"]
     result = lines[-1]
     assert (result["subtype"], result["num_turns"]) == ("success", 2)
     assert result["result"] == "Two calls were refused; I will explain."

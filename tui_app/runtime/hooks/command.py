@@ -63,6 +63,8 @@ class CommandHooks:
         self.emit = emit
         self.aliases_of = aliases_of or (lambda _name: ())
         self.kill_grace_s = kill_grace_s
+        #: the reasoning effort hooks are told (Claude Code's `effort.level`; its default is medium)
+        self.effort = "medium"
         self._background: set[asyncio.Task[Any]] = set()
 
     # ---- running ------------------------------------------------------------------------------
@@ -104,15 +106,18 @@ class CommandHooks:
                               detail={"event": event, "command": handler.label}))
         return verdict
 
-    @staticmethod
-    def _common(session: dict[str, Any], event: str) -> dict[str, Any]:
-        return {"session_id": session.get("session_id", ""), "transcript_path": session.get("transcript_path", ""),
-                "cwd": session.get("cwd", ""), "permission_mode": session.get("permission_mode", "default"),
-                "hook_event_name": event}
+    def _common(self, session: dict[str, Any], event: str) -> dict[str, Any]:
+        """Claude Code's common keys, in its order (`prompt_id` where a prompt is being served)."""
+        common = {"session_id": session.get("session_id", ""), "transcript_path": session.get("transcript_path", ""),
+                  "cwd": session.get("cwd", "")}
+        if session.get("prompt_id"):
+            common["prompt_id"] = session["prompt_id"]
+        return {**common, "permission_mode": session.get("permission_mode", "default"),
+                "effort": {"level": self.effort}, "hook_event_name": event}
 
     def _tool_payload(self, call: HookCall, event: str, **extra: Any) -> dict[str, Any]:
         session = {"session_id": call.session_id, "transcript_path": call.transcript_path, "cwd": call.cwd,
-                   "permission_mode": call.permission_mode}
+                   "prompt_id": call.prompt_id, "permission_mode": call.permission_mode}
         return {**self._common(session, event), "tool_name": call.tool_name, "tool_input": call.tool_input,
                 "tool_use_id": call.tool_use_id, **extra}
 
