@@ -18,7 +18,7 @@ from typing import Any
 from tui_app.runtime.events import HookRun, Warning
 from tui_app.runtime.hooks.config import HookConfig, HookHandler
 from tui_app.runtime.hooks.output import HookVerdict, interpret
-from tui_app.runtime.hooks.process import KILL_GRACE_S, run_hook_process
+from tui_app.runtime.hooks.process import KILL_GRACE_S, ProcessResult, run_hook_process
 from tui_app.runtime.hooks.runner import (
     HookCall,
     PermissionHookAnswer,
@@ -84,7 +84,7 @@ class CommandHooks:
     async def _run_one(self, event: str, handler: HookHandler, data: bytes, call_id: str | None) -> HookVerdict:
         self.emit(HookRun(call_id=call_id, event=event, command=handler.label, status="started"))
         try:
-            result = await run_hook_process(handler, data, self.cwd, self._env(), self.kill_grace_s)
+            result = await self._execute(event, handler, data)
         except asyncio.CancelledError:
             self.emit(HookRun(call_id=call_id, event=event, command=handler.label, status="cancelled",
                               message="no longer needed (the request was answered, or the turn stopped)"))
@@ -105,6 +105,11 @@ class CommandHooks:
             self.emit(Warning(call_id=call_id, code="hook_stopped", message=verdict.stop_reason,
                               detail={"event": event, "command": handler.label}))
         return verdict
+
+    async def _execute(self, event: str, handler: HookHandler, data: bytes) -> ProcessResult:
+        """One handler's run: a process. (A program driving Vigil may answer some handlers itself,
+        as the Agent SDKs do with their callback hooks.)"""
+        return await run_hook_process(handler, data, self.cwd, self._env(), self.kill_grace_s)
 
     def _common(self, session: dict[str, Any], event: str) -> dict[str, Any]:
         """Claude Code's common keys, in its order (`prompt_id` where a prompt is being served)."""
