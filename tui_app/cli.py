@@ -7,6 +7,8 @@
     vigil sessions             list recorded sessions (--tui: browse them, open one read-only)
     vigil replay ID            a recorded session read-only in the TUI, with a timeline; nothing is executed
     vigil replay ID --output-format text|stream-json    print it instead
+    vigil acp                  an ACP agent on stdio (for editors: Zed, Toad, agent-shell …)
+    vigil --input-format stream-json …   the Agent SDKs' `claude`: control protocol on stdin/stdout
 """
 
 from __future__ import annotations
@@ -286,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_sessions(argv[1:])
     if argv and argv[0] == "replay":
         return run_replay(argv[1:])
+    if argv and argv[0] == "acp":
+        return run_acp(argv[1:])
     if argv and argv[0] == "artifacts":
         from tui_app.app.artifacts_command import main as artifacts_main
 
@@ -310,6 +314,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         with exiting_on_signals():
             return run_demo_headless(args)
     return run_tui(args, demo)
+
+
+def run_acp(argv: list[str]) -> int:
+    """`vigil acp`: an ACP agent on stdio; each session opens in the directory the client names,
+    with the model and permission flags given here."""
+    import dataclasses
+
+    parser = build_parser()
+    parser.prog = "vigil acp"
+    args = parser.parse_args(argv)
+    if wants_demo(args) and not args.demo:
+        sys.stderr.write("vigil: no model is configured (set ANTHROPIC_API_KEY, or OPENAI_BASE_URL and --model, "
+                         "or pass --script FILE)\n")
+        return 2
+    if args.demo and args.script is None:
+        args.provider = "scripted"
+    base = options_from(args, interactive=True)
+
+    def options_for(cwd: str):
+        return dataclasses.replace(base, cwd=cwd)
+
+    from tui_app.headless.acp_agent import serve
+
+    with exiting_on_signals():
+        return asyncio.run(serve(options_for))
 
 
 def run_sdk_command(args: argparse.Namespace) -> int:
