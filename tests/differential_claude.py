@@ -309,7 +309,6 @@ def table(reports: list[CaseReport], explained: dict[tuple[str, str], str] | Non
 
 if __name__ == "__main__":
     from tests.real_agents import CLAUDE_BINARY
-
     from tests.test_differential_claude import EXPLAINED
 
     print(table(asyncio.run(run_matrix(CLAUDE_BINARY)), EXPLAINED))
