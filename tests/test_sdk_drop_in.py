@@ -314,3 +314,141 @@ def test_without_a_model_the_sdk_mode_says_so_instead_of_playing_the_demo(tmp_pa
                          env={**env, "PYTHONPATH": str(ROOT), "VIGIL_HOME": str(tmp_path / "home")}, timeout=60)
     assert out.returncode == 2 and out.stdout == ""
     assert "no model is configured" in out.stderr
+
+
+#: required keys of the TypeScript SDK's message types (sdk.d.ts of @anthropic-ai/claude-agent-sdk)
+TS_REQUIRED = {
+    ("system", "init"): {"apiKeySource", "claude_code_version", "cwd", "tools", "mcp_servers", "model",
+                         "permissionMode", "slash_commands", "output_style", "skills", "plugins", "uuid",
+                         "session_id"},
+    ("assistant", None): {"message", "parent_tool_use_id", "uuid", "session_id"},
+    ("user", None): {"message", "parent_tool_use_id"},
+    ("result", "success"): {"duration_ms", "duration_api_ms", "is_error", "num_turns", "result", "stop_reason",
+                            "total_cost_usd", "usage", "modelUsage", "permission_denials", "uuid", "session_id"},
+}
+TS_BETA_MESSAGE = {"id", "type", "role", "content", "model", "stop_reason", "stop_sequence", "usage"}
+TS_NON_NULLABLE_USAGE = {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                         "cache_creation", "server_tool_use", "service_tier", "inference_geo", "iterations",
+                         "output_tokens_details", "speed"}
+TS_MODEL_USAGE = {"inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
+                  "webSearchRequests", "costUSD", "contextWindow", "maxOutputTokens"}
+
+TS_DRIVER = """
+import { query } from %(sdk)s;
+const asked = [];
+async function* prompts() {
+  yield { type: "user", message: { role: "user", content: "Update the notes." }, parent_tool_use_id: null,
+          session_id: "" };
+}
+const messages = query({ prompt: prompts(), options: {
+  pathToClaudeCodeExecutable: %(cli)s, cwd: %(cwd)s, env: { ...process.env, ANTHROPIC_API_KEY: "" },
+  canUseTool: async (name, input, ctx) => {
+    asked.push([name, ctx.toolUseID ?? null]);
+    return name === "Bash" ? { behavior: "deny", message: "no shell today" }
+                           : { behavior: "allow", updatedInput: input };
+  },
+}});
+for await (const message of messages) console.log(JSON.stringify({ message }));
+console.log(JSON.stringify({ asked }));
+"""
+
+
+async def test_the_typescript_sdk_drives_vigil_too(tmp_path):
+    """The official TypeScript SDK (`pathToClaudeCodeExecutable`) runs the same turn, and every message
+    it hands its caller has the keys its types declare."""
+    import asyncio
+
+    from tests.needs import need_program, require
+    from tests.real_agents import INSTALL, NODE_MODULES
+
+    need_program("node")
+    sdk = NODE_MODULES / "@anthropic-ai" / "claude-agent-sdk" / "sdk.mjs"
+    if not sdk.is_file():
+        require(f"the TypeScript Agent SDK is not installed ({INSTALL})")
+    proj = project(tmp_path)
+    cli = wrapper(tmp_path, "--script", str(scripted(tmp_path, EDIT_AND_BASH)))
+    driver = tmp_path / "drive.mjs"
+    driver.write_text(TS_DRIVER % {"sdk": json.dumps(str(sdk)), "cli": json.dumps(str(cli)),
+                                   "cwd": json.dumps(str(proj))})
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    process = await asyncio.create_subprocess_exec("node", str(driver), cwd=tmp_path, env=env,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    rows = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    messages = [r["message"] for r in rows if "message" in r]
+    (asked,) = [r["asked"] for r in rows if "asked" in r]
+    assert [name for name, _ in asked] == ["Edit", "Bash"] and asked[1][1] == "toolu_b1"
+    assert (proj / "notes.txt").read_text() == "goodbye world\n" and not (proj / "bash-ran.txt").exists()
+    for message in messages:
+        required = TS_REQUIRED.get((message["type"], message.get("subtype")))
+        if required is not None:
+            assert required <= set(message), (message["type"], sorted(required - set(message)))
+        if message["type"] == "assistant":
+            assert set(message["message"]) >= TS_BETA_MESSAGE, sorted(TS_BETA_MESSAGE - set(message["message"]))
+    result = messages[-1]
+    assert (result["type"], result["subtype"], result["result"]) == (
+        "result", "success", "The notes are changed; the shell was refused.")
+    assert set(result["usage"]) >= TS_NON_NULLABLE_USAGE, sorted(TS_NON_NULLABLE_USAGE - set(result["usage"]))
+    assert all(result["usage"][k] is not None for k in TS_NON_NULLABLE_USAGE)
+    for usage in result["modelUsage"].values():
+        assert set(usage) >= TS_MODEL_USAGE
+    assert [d["tool_use_id"] for d in result["permission_denials"]] == ["toolu_b1"]
+
+
+async def test_resume_continue_and_fork_pick_up_the_recorded_conversation(tmp_path):
+    from tui_app.runtime.eventlog import read_events
+
+    proj = project(tmp_path)
+    cli = str(wrapper(tmp_path, "--script", str(scripted(tmp_path, [{"text": "Noted."}]))))
+    home = tmp_path / "vigil-home" / "sessions"
+
+    def prompts_of(session_id: str) -> list[str]:
+        return [e.prompt for e in read_events(home / session_id / "events.jsonl").events if e.type == "TurnStarted"]
+
+    async def ask(text: str, **kw: Any) -> ResultMessage:
+        messages = await collect(one_prompt(text), ClaudeAgentOptions(cli_path=cli, cwd=str(proj), env=clean_env(),
+                                                                      **kw))
+        assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+        return messages[-1]
+
+    first = (await ask("one")).session_id
+    assert (await ask("two", resume=first)).session_id == first
+    assert (await ask("three", continue_conversation=True)).session_id == first  # the latest in this directory
+    forked = (await ask("four", resume=first, fork_session=True)).session_id
+    assert forked != first
+    assert prompts_of(first) == ["one", "two", "three"]  # the fork left the original as it was
+    assert prompts_of(forked) == ["one", "two", "three", "four"]
+
+
+async def test_a_permission_request_hook_that_answers_first_wins_and_the_sdks_ask_is_withdrawn(tmp_path):
+    """The SDK's callback is one more answer to the broker: a PermissionRequest hook racing it may win,
+    and then the SDK's pending can_use_tool is cancelled (control_cancel_request)."""
+    import asyncio
+
+    proj = project(tmp_path)
+    allow = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
+    (proj / ".claude").mkdir()
+    (proj / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PermissionRequest": [
+        # it answers once the SDK has been asked (the callback leaves a mark), so the race has one winner
+        {"matcher": "Bash", "hooks": [{"type": "command", "timeout": 60, "command":
+                                       f"while [ ! -e asked ]; do sleep 0.05; done; echo '{json.dumps(allow)}'"}]}]}}))
+    steps = [{"text": "A command.", "tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "touch hooked"}}]},
+             {"text": "Done."}]
+    asked, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def can_use_tool(name: str, data: dict[str, Any], context: Any):
+        asked.set()
+        (proj / "asked").touch()
+        try:
+            await asyncio.Event().wait()  # a person who never answers
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    options = ClaudeAgentOptions(cli_path=str(wrapper(tmp_path, "--script", str(scripted(tmp_path, steps)))),
+                                 cwd=str(proj), env=clean_env(), can_use_tool=can_use_tool)
+    messages = await collect(one_prompt("go"), options)
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Done."
+    assert (proj / "hooked").exists()  # the hook's allow decided
+    assert asked.is_set() and cancelled.is_set()  # the SDK was asked, then told the question was withdrawn

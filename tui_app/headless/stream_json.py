@@ -211,8 +211,8 @@ class Transcript:
         for block in blocks:  # one line per block; the blocks of one response share its id
             self.line({"type": "assistant", "message": {
                 "id": message_id, "type": "message", "role": "assistant", "content": [block], "model": model,
-                "stop_reason": None, "stop_sequence": None, "usage": anthropic_usage(event.usage),
-                "context_management": None},
+                "stop_reason": None, "stop_sequence": None, "stop_details": None, "usage": anthropic_usage(event.usage),
+                "container": None, "context_management": None, "diagnostics": None},
                 "parent_tool_use_id": None, "timestamp": timestamp(event.ts)})
 
     def _user_lines(self) -> None:

@@ -17,13 +17,16 @@ TOKEN_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_t
 
 
 def anthropic_usage(usage: Mapping[str, int]) -> dict[str, Any]:
-    """The runtime's usage counters as the full object Claude Code writes."""
+    """The runtime's usage counters as the full object Claude Code writes (every key of the
+    Messages API's usage: the TypeScript SDK types the result's usage as non-nullable)."""
     return {
         **{key: int(usage.get(key, 0)) for key in TOKEN_KEYS},
+        "output_tokens_details": {"thinking_tokens": 0},
         "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
         "service_tier": "standard",
         "cache_creation": {"ephemeral_1h_input_tokens": 0,
                            "ephemeral_5m_input_tokens": int(usage.get("cache_creation_input_tokens", 0))},
+        "inference_geo": "", "iterations": [], "speed": "standard", "fallback_credit": None,
     }
 
 
