@@ -71,10 +71,40 @@ def prompt_text(message: dict[str, Any]) -> tuple[str, int]:
     return "\n\n".join(t for t in texts if isinstance(t, str)), dropped
 
 
+class GuardedOutput:
+    """stdout of a driver that may go away: once a write fails, nothing more is written and the
+    running turn is interrupted (nobody is left to read its results)."""
+
+    def __init__(self, inner: IO[str], on_broken: Any) -> None:
+        self.inner = inner
+        self.on_broken = on_broken
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                self.inner.write(text)
+            except (OSError, ValueError):
+                self._break()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self.inner.flush()
+            except (OSError, ValueError):
+                self._break()
+
+    def _break(self) -> None:
+        self.broken = True
+        self.on_broken()
+
+
 class SdkServer:
     def __init__(self, session: Any, *, out: IO[str], err: IO[str], prompt_tool: str | None = None,
                  partial: bool = False, hook_events: bool = False) -> None:
         self.session = session
+        out = GuardedOutput(out, lambda: session.interrupt("the driver stopped reading"))  # type: ignore[assignment]
         self.out, self.err = out, err
         self.write = line_writer(out)
         self.channel = ControlChannel(self.write)
@@ -144,8 +174,8 @@ class SdkServer:
             return
         try:
             body = handler(request)
-        except ValueError as exc:
-            self.channel.respond_error(request_id, str(exc))
+        except Exception as exc:  # a request Vigil cannot carry out is answered, never fatal
+            self.channel.respond_error(request_id, str(exc) or type(exc).__name__)
             return
         self.channel.respond(request_id, body)
 
