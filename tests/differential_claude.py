@@ -115,6 +115,9 @@ CASES = [
         "hooks": {"PostToolUse": [{"matcher": "Edit|Bash", "hooks": [hook({"decision": "block",
                                                                             "reason": "lint says no"})]}],
                   "PreToolUse": [{"matcher": "Bash", "hooks": [pre("allow", "hook allows shell")]}]}}),
+    Case("hooks that only listen", probes("ls"), settings={"hooks": {
+        "PermissionRequest": [{"matcher": "Bash|Edit|Write", "hooks": [hook()]}],
+        "UserPromptSubmit": [{"hooks": [hook()]}], "Stop": [{"hooks": [hook()]}]}}),
     # the Agent SDK drives both: asks go to its can_use_tool callback, which allows edits and denies commands
     Case("SDK can_use_tool", probes("sd"), sdk_allows=("Edit", "Write")),
     Case("SDK can_use_tool, acceptEdits, hook asks", probes("sh"), mode="acceptEdits", sdk_allows=("Read", "Bash"),

@@ -33,7 +33,7 @@ EXPLAINED: dict[tuple[str, str], str] = {
     **{(case, f"{p}_{probe}"): OUTSIDE
        for case, p in [("default", "d"), ("acceptEdits", "ae"), ("dontAsk", "da"), ("allow rules", "al"),
                        ("ask rules", "ak"), ("PostToolUse block and hook allow under a deny rule", "po"),
-                       ("plan", "pl"), ("SDK can_use_tool", "sd")]
+                       ("plan", "pl"), ("SDK can_use_tool", "sd"), ("hooks that only listen", "ls")]
        for probe in ("readout", "catout")},
     ("allow rules", "al_outside"): OUTSIDE,
     ("acceptEdits", "ae_rm"): ACCEPT_RM,
@@ -101,7 +101,8 @@ def check_hook_input_keys(reports: list[CaseReport]) -> None:
         for keys, run in ((theirs, report.claude), (ours, report.vigil)):
             for payload in run.hook_inputs:
                 keys[payload["hook_event_name"]].update(payload)
-    assert set(theirs) == {"PreToolUse", "PostToolUse"} and set(ours) == set(theirs)
+    assert set(theirs) == {"PreToolUse", "PostToolUse", "PermissionRequest", "UserPromptSubmit", "Stop"}
+    assert set(ours) == set(theirs)
     for event, keys in theirs.items():
         assert keys <= ours[event], f"{event}: Vigil lacks {sorted(keys - ours[event])}"
 

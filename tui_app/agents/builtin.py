@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_app.runtime.agent import TurnResult
+from tui_app.runtime.call import prompt_id
 from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
@@ -89,7 +90,7 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
     emit = session.emit
     emit(TurnStarted(turn_id=turn_id, prompt=prompt))
     result = TurnResult(turn_id=turn_id, reason="completed")
-    info = session.hook_session_info()
+    info = {**session.hook_session_info(), "prompt_id": prompt_id(session.id, turn_id)}
     submitted = await session.hooks.user_prompt_submit(info, prompt)
     if submitted.blocked:
         result.reason, result.error = "rejected", submitted.reason or "Prompt blocked by UserPromptSubmit hook"
@@ -126,7 +127,8 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
                 result.error = note  # the turn ends here, and says why
                 break
         if not step.calls:
-            stop = await session.hooks.stop(info, step.text, continuations > 0)
+            stop = await session.hooks.stop({**info, "background_tasks": running_tasks(session)}, step.text,
+                                            continuations > 0)
             if stop.continue_with and continuations < MAX_STOP_HOOK_CONTINUATIONS:
                 continuations += 1
                 emit(UserMessage(turn_id=turn_id, text=stop.continue_with, source="stop_hook"))
@@ -146,6 +148,13 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
                    message=result.error or "", usage=result.usage,
                    duration_ms=int((time.perf_counter() - started) * 1000)))
     return result
+
+
+def running_tasks(session: Session) -> list[dict[str, Any]]:
+    """The background commands still running, as the Stop hook is told (Claude Code's `background_tasks`)."""
+    tasks = session.services.get("background_tasks")
+    listed = tasks.list() if hasattr(tasks, "list") else []
+    return [{"id": t.id, "command": t.command, "status": t.status} for t in listed if getattr(t, "running", False)]
 
 
 async def _settle_unrun(step: StepResult, env: CallEnv, control: TurnControl, step_no: int) -> None:

@@ -180,7 +180,9 @@ class CommandHooks:
 
     async def stop(self, session: dict[str, Any], last_message: str, active: bool) -> StopOutcome:
         payload = {**self._common(session, "Stop"), "stop_hook_active": active,
-                   "last_assistant_message": last_message}
+                   "last_assistant_message": last_message,
+                   # Claude Code's keys: running background commands; scheduled prompts (Vigil has none)
+                   "background_tasks": list(session.get("background_tasks") or []), "session_crons": []}
         verdicts = await self._run("Stop", payload)
         if any(v.stop_reason for v in verdicts):
             return StopOutcome()  # `continue: false` wins: the agent stops
