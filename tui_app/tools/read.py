@@ -154,39 +154,36 @@ def read_window(path: str, start: int, limit: int, access: FileAccess | None = N
     """Stream `path` once: skip to `start`, keep `limit` lines, count (and hash) the rest. A client
     that holds the file (an editor over ACP) is asked first: its buffer is what the user sees."""
     held = access.read(path) if access is not None else None
-    if held is not None:
-        try:
-            mtime_ns = os.stat(path).st_mtime_ns
-        except OSError:
-            mtime_ns = 0
-        return _window(io.BytesIO(held), path, start, limit, mtime_ns)
-    with open(path, "rb") as f:
+    with io.BytesIO(held) if held is not None else open(path, "rb") as f:
         # taken before the first byte is read: a write racing this read makes the baseline stale,
         # never falsely fresh
-        return _window(f, path, start, limit, os.fstat(f.fileno()).st_mtime_ns)
+        mtime_ns = os.fstat(f.fileno()).st_mtime_ns if held is None else _disk_mtime_ns(path)
+        if is_binary(f.read(BINARY_SNIFF_BYTES)):
+            raise ToolFailure(binary_message(path))
+        f.seek(0)
+        stream = _Stream(f)
+        lines: list[str] = []
+        number = 0
+        total: int | None = None
+        while len(lines) < limit:
+            raw = stream.next_line()
+            if raw is None:
+                total = number
+                break
+            number += 1
+            if number >= start:
+                lines.append(render_line(raw, number))
+        if total is None:
+            rest = stream.count_rest()
+            total = None if rest is None else number + rest
+        return Window(lines, start, total, stream.hasher.hexdigest(), stream.bytes_read, mtime_ns)
 
 
-def _window(f: BinaryIO, path: str, start: int, limit: int, mtime_ns: int) -> Window:
-    """One pass over an open file (the disk's, or a client's buffer held in memory)."""
-    if is_binary(f.read(BINARY_SNIFF_BYTES)):
-        raise ToolFailure(binary_message(path))
-    f.seek(0)
-    stream = _Stream(f)
-    lines: list[str] = []
-    number = 0
-    total: int | None = None
-    while len(lines) < limit:
-        raw = stream.next_line()
-        if raw is None:
-            total = number
-            break
-        number += 1
-        if number >= start:
-            lines.append(render_line(raw, number))
-    if total is None:
-        rest = stream.count_rest()
-        total = None if rest is None else number + rest
-    return Window(lines, start, total, stream.hasher.hexdigest(), stream.bytes_read, mtime_ns)
+def _disk_mtime_ns(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0  # a buffer the editor has not saved
 
 
 def binary_message(path: str) -> str:
