@@ -452,3 +452,21 @@ async def test_a_permission_request_hook_that_answers_first_wins_and_the_sdks_as
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Done."
     assert (proj / "hooked").exists()  # the hook's allow decided
     assert asked.is_set() and cancelled.is_set()  # the SDK was asked, then told the question was withdrawn
+
+
+async def test_the_sdks_in_process_mcp_servers_are_left_out_with_a_word_and_the_run_goes_on(tmp_path):
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
+    @tool("greet", "Greets someone", {"name": str})
+    async def greet(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"Hello {args['name']}"}]}
+
+    proj = project(tmp_path)
+    errors: list[str] = []
+    options = ClaudeAgentOptions(
+        cli_path=str(wrapper(tmp_path, "--script", str(scripted(tmp_path, [{"text": "Still here."}])))),
+        cwd=str(proj), env=clean_env(), stderr=errors.append,
+        mcp_servers={"tools": create_sdk_mcp_server("tools", tools=[greet])})
+    messages = await collect(one_prompt("hi"), options)
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Still here."
+    assert any("in-process MCP server 'tools' is not supported" in line for line in errors)

@@ -8,6 +8,7 @@ stderr once ("… is not supported; ignored"), so nobody believes they took effe
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -89,9 +90,38 @@ def _fork(session_id: str) -> str:
     return forked
 
 
+def without_sdk_servers(mcp_config: list[str]) -> tuple[list[str], list[str]]:
+    """The SDKs pass their in-process MCP servers (`"type": "sdk"`, answered over the control
+    protocol's `mcp_message`) in `--mcp-config`; Vigil does not host those: they are left out (and
+    named) so the other servers still start."""
+    kept, dropped = [], []
+    for value in mcp_config:
+        if not value.lstrip().startswith("{"):
+            kept.append(value)
+            continue
+        try:
+            data = json.loads(value)
+            servers = data["mcpServers"]
+        except (ValueError, KeyError, TypeError):
+            kept.append(value)  # the MCP loader says what is wrong with it
+            continue
+        if not isinstance(servers, dict):
+            kept.append(value)
+            continue
+        sdk = [name for name, entry in servers.items() if isinstance(entry, dict) and entry.get("type") == "sdk"]
+        dropped += sdk
+        rest = {name: entry for name, entry in servers.items() if name not in sdk}
+        if rest or not sdk:
+            kept.append(json.dumps({**data, "mcpServers": rest}))
+    return kept, dropped
+
+
 def prepare_options(args: argparse.Namespace, options: Any) -> Any:
     """Fold the SDK's session flags into the options: which session, which settings files, and
     the environment the provider reads (thinking)."""
+    options.mcp_config, dropped = without_sdk_servers(list(options.mcp_config))
+    for name in dropped:
+        sys.stderr.write(f"vigil: the SDK's in-process MCP server {name!r} is not supported; left out\n")
     if args.continue_session and not options.resume:
         options.resume = _continue_target(options.cwd)
     if args.fork_session and options.resume:
