@@ -49,6 +49,10 @@ class SessionOptions:
     strict_mcp_config: bool = False
     max_turns: int | None = None
     resume: str | None = None
+    #: the id of a new session (`--session-id`); None: a fresh one
+    session_id: str | None = None
+    #: more working directories (`--add-dir`), beside `permissions.additionalDirectories`
+    add_dirs: list[str] = field(default_factory=list)
     #: a client (the TUI) will answer approvals; headless runs have none
     interactive: bool = False
     persist: bool = True
@@ -100,13 +104,20 @@ class EventRelay:
 
 def load_options_settings(options: SessionOptions) -> LoadedSettings:
     try:
-        return load_settings(
+        loaded = load_settings(
             cwd=check_cwd(options.cwd), settings_file=options.settings_file,
             no_claude_settings=options.no_claude_settings, allowed_tools=options.allowed_tools,
             disallowed_tools=options.disallowed_tools, permission_mode=options.permission_mode,
         )
     except SettingsError as exc:
         raise SetupError(str(exc)) from None
+    for directory in options.add_dirs:
+        path = os.path.realpath(os.path.join(loaded.project_dir, os.path.expanduser(directory)))
+        if not os.path.isdir(path):
+            raise SetupError(f"--add-dir {directory}: no such directory")
+        if path not in loaded.additional_dirs:
+            loaded.additional_dirs.append(path)
+    return loaded
 
 
 def build_policy(options: SessionOptions, settings: LoadedSettings | None = None,
@@ -227,7 +238,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         agent=run_turn, cwd=cwd, model=model, registry=registry, policy=policy,
         hooks=build_hooks(options, loaded, relay, registry),
         broker=ApprovalBroker(interactive=options.interactive, timeout_s=loaded.approval_timeout_s),
-        session_id=options.resume, persist=options.persist, max_steps=options.max_turns,
+        session_id=options.resume or options.session_id, persist=options.persist, max_steps=options.max_turns,
         system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),
     )
     relay.target = session.emit

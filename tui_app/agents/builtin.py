@@ -13,6 +13,7 @@ from typing import Any
 
 from tui_app.agents.compaction import account_of, compact, is_context_overflow, maybe_compact
 from tui_app.runtime.agent import TurnResult
+from tui_app.runtime.call import prompt_id
 from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
@@ -93,7 +94,7 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
     emit = session.emit
     emit(TurnStarted(turn_id=turn_id, prompt=prompt))
     result = TurnResult(turn_id=turn_id, reason="completed")
-    info = session.hook_session_info()
+    info = {**session.hook_session_info(), "prompt_id": prompt_id(session.id, turn_id)}
     submitted = await session.hooks.user_prompt_submit(info, prompt)
     if submitted.blocked:
         result.reason, result.error = "rejected", submitted.reason or "Prompt blocked by UserPromptSubmit hook"
@@ -104,7 +105,7 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
         emit(UserMessage(turn_id=turn_id, text=extra, source="hook"))
 
     async def stop_hook(text: str, active: bool) -> str | None:
-        stop = await session.hooks.stop(info, text, active)
+        stop = await session.hooks.stop({**info, "background_tasks": running_tasks(session)}, text, active)
         return stop.continue_with
 
     await agent_loop(session, control, turn_id, result, stop_hook=stop_hook)
@@ -190,6 +191,13 @@ def _proposed_plan(outcomes: list[Outcome]) -> str | None:
             if isinstance(text, str):
                 return text
     return None
+
+
+def running_tasks(session: Session) -> list[dict[str, Any]]:
+    """The background commands still running, as the Stop hook is told (Claude Code's `background_tasks`)."""
+    tasks = session.services.get("background_tasks")
+    listed = tasks.list() if hasattr(tasks, "list") else []
+    return [{"id": t.id, "command": t.command, "status": t.status} for t in listed if getattr(t, "running", False)]
 
 
 async def _settle_unrun(step: StepResult, env: CallEnv, control: TurnControl, step_no: int) -> None:

@@ -298,6 +298,9 @@ class _Outcome(_Event):
     artifacts: list[ArtifactRef] = Field(default_factory=list)
     metrics: CallMetrics = CallMetrics()
     stop_turn: bool = False
+    #: the tool's structured output (Claude Code's `tool_use_result`), for live subscribers only:
+    #: the log keeps the model's content and the display, not a second copy of the output
+    tool_response: Any = Field(default=None, exclude=True)
 
 
 class ToolCallResult(_Outcome):
