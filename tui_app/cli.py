@@ -184,7 +184,7 @@ def wants_demo(args: argparse.Namespace) -> bool:
 def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> Any:
     """The TUI app on the demo's fresh sample project, on a resumed session (its log shown first),
     or in the cwd; an exit code when the session cannot be built."""
-    from tui_app.assemble import SetupError, build_session
+    from tui_app.assemble import SessionBusy, SetupError, build_session
     from tui_app.demo import DEMO_PROMPT, copy_sample_project
 
     banner = None
@@ -196,6 +196,10 @@ def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> An
         banner = DEMO_BANNER.format(project=project)
     try:
         session = build_session(options_from(args, interactive=True))
+    except SessionBusy as busy:  # another Vigil writes it: offer to show it read-only instead
+        from tui_app.app.replay_app import ReplayApp
+
+        return ReplayApp(in_use=(busy.session_id, busy.pid))
     except SetupError as exc:
         sys.stderr.write(f"vigil: {exc}\n")
         return 2
@@ -215,7 +219,9 @@ def run_tui(args: argparse.Namespace, demo: bool) -> int:
     try:
         code = app.run()
     finally:
-        app.close_runtime()  # whatever ended the app, no child process outlives it
+        close = getattr(app, "close_runtime", None)  # a read-only replay has no runtime
+        if close is not None:
+            close()  # whatever ended the app, no child process outlives it
     return code or 0
 
 
@@ -316,7 +322,11 @@ def exiting_on_signals() -> Iterator[None]:
         yield  # `main` called from a thread (an embedding program): its signals are not ours
         return
 
+    from tui_app.runtime import shutdown
+
     def stop(number: int, _frame: object) -> None:
+        # bounded: short graces for the children, and a hard deadline should anything hang
+        shutdown.begin(report=sys.stderr)
         raise SystemExit(128 + number)
 
     numbers = (signal.SIGTERM, signal.SIGHUP)
@@ -328,3 +338,4 @@ def exiting_on_signals() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        shutdown.cancel()  # we got here: the process ends (or goes on, when embedded) on its own

@@ -29,6 +29,7 @@ from tui_app.runtime.paths import events_path
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import ModePolicy, PermissionPolicy
 from tui_app.runtime.pipeline import CallEnv
+from tui_app.runtime.reaper import ensure_reaper
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.scheduler import max_concurrency_from_env
 from tui_app.runtime.session_lock import SessionLock
@@ -191,6 +192,7 @@ class Session:
 
     async def start(self, *, resumed: bool = False, title: str | None = None) -> None:
         self._loop = asyncio.get_running_loop()
+        ensure_reaper()  # before any child starts: whatever the session spawns dies with this process
         if self.log_path is not None:
             self.claim()
             try:
