@@ -22,6 +22,7 @@ from tui_app.runtime.conversation import ConversationBuilder
 from tui_app.runtime.eventlog import LOG_FAILED_CODE, EventLogWriter, failure_reason, read_events
 from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
+from tui_app.runtime.files.atomic import sweep_interrupted_writes
 from tui_app.runtime.hooks.runner import HookRunner, NoHooks
 from tui_app.runtime.messages import ToolDefinition
 from tui_app.runtime.model import ModelClient
@@ -206,6 +207,10 @@ class Session:
                                  resumed_from=self.id if resumed else None, title=title))
         for message in self._resume_warnings or ():
             self.emit(Warning(code="log_line_skipped", message=message))
+        for temp in sweep_interrupted_writes():
+            self.emit(Warning(code="interrupted_write_cleaned", message=(
+                f"Removed {temp}: the temporary file of a write that an earlier Vigil did not finish "
+                "(it was killed mid-write). The file it was meant to replace was left as it was.")))
         for event in self.startup_events:
             self.emit(event)
         await self._start_services()

@@ -9,15 +9,14 @@ with LF (what the model saw through Read) and written back with CRLF.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from tui_app.runtime.contract import ApprovalPreview, RawResult, ToolContext, ToolFailure
+from tui_app.runtime.files.atomic import write_atomically
 from tui_app.runtime.files.diffing import Patch, display_safe, file_diff_display, structured_patch, unified_diff_text
 from tui_app.runtime.files.state import FileState, absolute_path, sha256_hex, stale
 
@@ -148,32 +147,6 @@ def creates_file(edits: Sequence[Replacement]) -> bool:
 
 
 # ---- the write -----------------------------------------------------------------------------------
-
-def write_atomically(path: str, data: bytes, mode: int | None) -> int:
-    """Temp file in the same directory, fsync, rename over the target (a symlink keeps pointing
-    at its file, which is what changes). Keeps the file's mode. Returns the new mtime_ns."""
-    target = os.path.realpath(path)
-    directory = os.path.dirname(target)
-    os.makedirs(directory, exist_ok=True)
-    temp = os.path.join(directory, f".{os.path.basename(target)}.vigil-{secrets.token_hex(4)}.tmp")
-    # a new file gets 0o666 less the umask, like any editor's; an existing one keeps its mode
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                 0o666 if mode is None else 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if mode is not None:
-                os.fchmod(handle.fileno(), stat.S_IMODE(mode))
-            os.fsync(handle.fileno())
-            mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return mtime_ns
-
 
 def check_unchanged_since_preview(fs: FileState, call_id: str, path: str, current: Current) -> None:
     previewed = fs.take_preview(call_id)
