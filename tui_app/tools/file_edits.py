@@ -171,10 +171,15 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
                 f"File does not exist: {path}")
         check_unchanged_since_preview(fs, call_id, path, current)
         old_text, new_text = transform(current)
-        operation: Operation = "create" if current.data is None else "update"
-        data = encode(new_text)
-        if data != current.data:
-            fs.record_write(path, data, write_atomically(path, data, current.mode))
+        exists, mode = current.data is not None, current.mode
+        # the old bytes go before the new ones are made: an Edit holds at most two texts and one
+        # set of bytes at a time (≤ 4× the file), and the diff looks only at what changed
+        del current
+        if not exists or new_text != old_text:
+            data = encode(new_text)
+            fs.record_write(path, data, write_atomically(path, data, mode))
+            del data
+        operation: Operation = "update" if exists else "create"
         return Written(path, operation, old_text, new_text, structured_patch(old_text, new_text))
 
     return await fs.mutate(path, work)
@@ -197,14 +202,33 @@ async def diff_preview(ctx: ToolContext, verb: str, path: str, old: Current, new
                            display=display, risk="medium")
 
 
+def lines_at(text: str, start: int, count: int) -> list[str]:
+    """`text.split("\n")[start - 1:start - 1 + count]` without splitting the whole text (it can be
+    a whole file of any size)."""
+    at = 0
+    for _ in range(start - 1):
+        newline = text.find("\n", at)
+        if newline < 0:
+            return []
+        at = newline + 1
+    out: list[str] = []
+    while len(out) < count:
+        newline = text.find("\n", at)
+        if newline < 0:
+            out.append(text[at:])
+            break
+        out.append(text[at:newline])
+        at = newline + 1
+    return out
+
+
 def numbered_snippet(text: str, patch: Patch) -> str:
-    lines = text.split("\n")
     if not patch.hunks:
-        start, count = 1, min(len(lines), SNIPPET_MAX_LINES)
+        start, count = 1, SNIPPET_MAX_LINES
     else:
         first = patch.hunks[0]
         start, count = max(1, first.new_start), max(1, first.new_lines)
-    chosen = lines[start - 1:start - 1 + min(count, SNIPPET_MAX_LINES)]
+    chosen = lines_at(text, start, min(count, SNIPPET_MAX_LINES))
     out = "\n".join(f"{n:>6}\t{display_safe(line)}" for n, line in enumerate(chosen, start))
     if len(patch.hunks) > 1:
         out += f"\n… and {len(patch.hunks) - 1} more changed place(s)"
