@@ -84,7 +84,9 @@ def run_replay_tui(session_id: str | None) -> int:
         try:
             events, note = read_log(session_id)
         except ReplayLoadError as exc:
-            sys.stderr.write(f"vigil: {exc} (see `vigil sessions`)\n")
+            from tui_app.runtime.results.sanitize import neutralize
+
+            sys.stderr.write(f"vigil: {neutralize(str(exc))} (see `vigil sessions`)\n")
             return 2
         screen = ReplayScreen(session_id, events, note=note)
     return ReplayApp(screen).run() or 0

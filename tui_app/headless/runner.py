@@ -13,6 +13,7 @@ import time
 from typing import IO, Any
 
 from tui_app.headless.stream_json import OutputFormat, Transcript
+from tui_app.headless.terminal import EXIT_OUTPUT_CLOSED
 from tui_app.runtime.eventlog import LOG_FAILED_CODE
 from tui_app.runtime.events import Warning
 from tui_app.runtime.results.sanitize import neutralize
@@ -27,8 +28,11 @@ STDERR_WARNINGS = frozenset({LOG_FAILED_CODE, "artifact_fallback"})
 def stderr_warnings(fmt: OutputFormat, err: IO[str]) -> Any:
     def on_event(event: Any) -> None:
         if isinstance(event, Warning) and event.code in STDERR_WARNINGS:
-            err.write(f"vigil: warning: {neutralize(event.message)}\n")
-            err.flush()
+            try:
+                err.write(f"vigil: warning: {neutralize(event.message)}\n")
+                err.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # nobody to tell: the log still holds the warning
 
     return on_event
 
@@ -38,18 +42,26 @@ async def run_headless(session: Session, prompt: str, fmt: OutputFormat, out: IO
     out = out or sys.stdout
     err = err or sys.stderr
     transcript = Transcript(session, fmt, out)
+    # nobody reads the run any more: it stops (its children with it) rather than go on unseen
+    transcript.on_closed = lambda: session.interrupt("output closed")
     session.subscribe(transcript.on_event)
     session.subscribe(stderr_warnings(fmt, err))
     began = time.perf_counter()
     await session.start()
     transcript.init_line()
     try:
+        if transcript.closed:
+            await session.close("output closed")
+            return EXIT_OUTPUT_CLOSED
         turn = await session.run_turn(prompt)
     finally:
-        await session.close()
+        if session.log is not None:  # not closed above
+            await session.close()
     if session.log_failure is not None and turn.reason != "error":
         turn.reason = "error"
         turn.error = f"the session log could not be written ({session.log_failure})"
+    if transcript.closed:
+        return EXIT_OUTPUT_CLOSED
     result = transcript.result_object(turn, int((time.perf_counter() - began) * 1000))
     if fmt in ("stream-json", "json"):
         transcript.write(result)

@@ -4,11 +4,12 @@ per model step, a `user` line per tool result (in model order), and a final `res
 
 from __future__ import annotations
 
-import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
+from tui_app.headless.terminal import json_line, terminal_safe_json
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.events import (
     AssistantText,
@@ -68,10 +69,23 @@ class Transcript:
     results: dict[str, ToolCallResult | ToolCallError] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     mcp_servers: list[dict[str, str]] = field(default_factory=list)
+    #: the reader closed our output (`| head -1`): nothing more is written, `on_closed` is told once
+    closed: bool = False
+    on_closed: Callable[[], None] | None = None
 
     def write(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        self.out.flush()
+        self._put(json_line(obj) + "\n")
+
+    def _put(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.out.write(line)
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            if self.on_closed is not None:
+                self.on_closed()
 
     def init_line(self) -> None:
         if self.fmt != "stream-json":
@@ -85,7 +99,7 @@ class Transcript:
     def on_event(self, event: Any) -> None:
         if self.fmt == "events":
             if not event.ephemeral:
-                self.out.write(event.model_dump_json() + "\n")
+                self._put(terminal_safe_json(event.model_dump_json()) + "\n")
             return
         if isinstance(event, ModelRetry) and self.fmt == "text":
             # nothing else is printed until the answer: say why the wait is long
