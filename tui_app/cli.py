@@ -358,4 +358,6 @@ def exiting_on_signals() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-        shutdown.cancel()  # we got here: the process ends (or goes on, when embedded) on its own
+        # after a signal the deadline stays armed: the interpreter's own exit (joining threads)
+        # is one more place a stuck thread could hold the process
+

@@ -88,14 +88,27 @@ def signal_all(groups: dict[int, str | None], pids: set[int], number: int) -> No
 
 
 def alive_groups(groups: dict[int, str | None]) -> dict[int, str | None]:
-    out = {}
-    for pgid, started in groups.items():
+    """The groups with a live member. From /proc, not `killpg(pgid, 0)`: a killed orphan stays a
+    zombie where PID 1 does not reap, and a zombie still counts as a member for killpg."""
+    if not groups:
+        return {}
+    live: set[int] = set()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return dict(groups)
+    for name in names:
+        if not name.isdigit():
+            continue
         try:
-            os.killpg(pgid, 0)
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                data = handle.read()
         except OSError:
             continue
-        out[pgid] = started
-    return out
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z":
+            live.add(int(fields[2]))
+    return {pgid: started for pgid, started in groups.items() if pgid in live}
 
 
 def reap(groups: dict[int, str | None], token: bytes) -> None:
