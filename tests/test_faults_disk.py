@@ -84,8 +84,10 @@ def test_a_disk_that_fills_mid_run_stops_the_run_and_marks_the_session(tmp_path,
     marker = tmp_path / "project" / "second-call-ran"
     out = headless(tmp_path, home, [
         {"text": "Filling the disk.", "tool_calls": [
+            # the disk fills; then 20 KB of output, so the call's own result needs room the log
+            # no longer has (a log's last page may still hold a few small events)
             {"id": "fill", "name": "Bash", "input": {"command": f"head -c 3000000 /dev/zero > {home}/filler; "
-                                                                 "echo filled"}}]},
+                                                                 "seq 1 4000"}}]},
         {"text": "This must not run.", "tool_calls": [
             {"id": "next", "name": "Bash", "input": {"command": f"touch {marker}"}}]},
         {"text": "Done."}])
