@@ -126,6 +126,10 @@ async def test_the_tui_offers_a_busy_session_read_only(tmp_path, monkeypatch):
                     break
                 await pilot.pause(0.05)
             assert isinstance(app.screen, ReplayScreen)
+            for _ in range(200):
+                if "Hello from the first run." in screen_text(app):
+                    break
+                await pilot.pause(0.05)
             assert "Hello from the first run." in screen_text(app)
     finally:
         busy.release()
