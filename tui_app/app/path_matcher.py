@@ -43,8 +43,10 @@ class PathIndex:
                      if (start := m.start(), end := m.end()) and (start, end) not in seen]
             fuzzy.sort()
             ranked += fuzzy[:limit - len(ranked)]
-        return [PathMatch(path, _positions(path, query))
-                for path in (self._blob[start:end] for _, _, (start, end) in ranked[:limit])]
+        paths = (self._blob[start:end] for _, _, (start, end) in ranked)
+        if query.endswith("/"):  # a directory typed whole: what is in it, not itself
+            paths = (path for path in paths if path.lower() != query)
+        return [PathMatch(path, _positions(path, query)) for _, path in zip(range(limit), paths, strict=False)]
 
     def _containing(self, query: str) -> list[tuple[int, int, tuple[int, int]]]:
         """Every path that contains `query`, ranked: (tier, length, span). The literal search

@@ -36,6 +36,7 @@ from tui_app.runtime.paths import session_dir
 from widgets.chat import ChatView
 from widgets.detail import DetailPane
 from widgets.diff.view import DiffView
+from widgets.mention_menu import MentionMenu
 from widgets.messages import CallSelected
 from widgets.prompt_input import PromptInput
 from widgets.session_header import SessionHeader
@@ -141,6 +142,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="left"):
                 yield ChatView(cwd=self.cwd, id="chat")
                 yield SlashMenu(id="slash-menu")
+                yield MentionMenu(id="mention-menu")
                 yield PromptInput(history=self.prompt_history, id="prompt")
             with Vertical(id="right"):
                 yield ToolTable(cwd=self.cwd, clock=self.table_clock, id="table")
@@ -165,6 +167,9 @@ class MainScreen(Screen[None]):
             self.completer = SlashCompleter(self.query_one(SlashMenu), prompt,
                                             lambda: getattr(self.controls, "commands", None))
             prompt.completer = self.completer
+            from tui_app.app.mention_actions import attach_mention_picker
+
+            attach_mention_picker(self)  # `@` picks a file of the project
             prompt.focus()
 
     @property
