@@ -170,6 +170,9 @@ class MainScreen(Screen[None]):
             from tui_app.app.mention_actions import attach_mention_picker
 
             attach_mention_picker(self)  # `@` picks a file of the project
+            from tui_app.app.shell_actions import attach_shell_mode
+
+            attach_shell_mode(self)  # a `!` line runs in the user's shell
             prompt.focus()
 
     @property
@@ -284,9 +287,10 @@ class MainScreen(Screen[None]):
         message.stop()
         if self.controls is None:
             return
+        from tui_app.app.shell_actions import handle_shell_line
         from tui_app.app.slash_actions import handle_prompt
 
-        if handle_prompt(self, message.text):
+        if handle_shell_line(self, message.text) or handle_prompt(self, message.text):
             return
         if self.controls.submit(message.text):
             self.prompt.accept(message.text)
