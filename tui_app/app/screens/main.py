@@ -38,6 +38,8 @@ from widgets.detail import DetailPane
 from widgets.diff.view import DiffView
 from widgets.mention_menu import MentionMenu
 from widgets.messages import CallSelected
+from widgets.panels.file_tree import FileTree
+from widgets.panels.side import SidePanels
 from widgets.prompt_input import PromptInput
 from widgets.session_header import SessionHeader
 from widgets.slash_menu import SlashMenu
@@ -106,7 +108,11 @@ class MainScreen(Screen[None]):
         Binding("ctrl+t", "focus('table')", "Table", show=False),
         Binding("ctrl+e", "focus('prompt')", "Prompt", show=False),
         Binding("ctrl+g", "follow", "Follow", show=False),
+        Binding("ctrl+b", "toggle_panel('files')", "Files", show=False),
+        Binding("ctrl+l", "toggle_panel('plan')", "Plan", show=False),
     ]
+    #: at 100 columns and below an open side panel takes the place of the table and the detail
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-narrow"), (101, "-wide")]
     LIVE_ACTIONS = frozenset({"interrupt", "cycle_mode"})
 
     def __init__(self, controls: SessionControls | None = None, *, cwd: str | None = None,
@@ -139,6 +145,7 @@ class MainScreen(Screen[None]):
         header.state.cwd = self.cwd or ""
         yield header
         with Horizontal(id="main-body"):
+            yield SidePanels(cwd=self.cwd, id="side-panels")
             with Vertical(id="left"):
                 yield ChatView(cwd=self.cwd, id="chat")
                 yield SlashMenu(id="slash-menu")
@@ -236,6 +243,7 @@ class MainScreen(Screen[None]):
                     self.memory_reports.append(event)
                 elif isinstance(event, ConversationCompacted) and event.trigger != "clear" and event.agent_id is None:
                     self.compactions += 1
+        self.query_one(SidePanels).apply(events)
         if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
             self.prompt.set_class(busy, "-busy")
         focus_call = followed_call(events, self._auto_selected, table.rows)
@@ -348,6 +356,25 @@ class MainScreen(Screen[None]):
 
     def filter_table_by_tool(self) -> None:
         self.table.action_toggle_tool_filter()
+
+    # ---- side panels ------------------------------------------------------------------------
+
+    def action_toggle_panel(self, name: str) -> None:
+        from tui_app.app.panels import toggle_panel
+
+        toggle_panel(self, name)
+
+    def on_file_tree_file_chosen(self, message: FileTree.FileChosen) -> None:
+        from tui_app.app.panels import open_file
+
+        message.stop()
+        open_file(self, message.path)
+
+    def on_file_tree_reload_wanted(self, message: FileTree.ReloadWanted) -> None:
+        from tui_app.app.panels import reload_files
+
+        message.stop()
+        reload_files(self)
 
     # ---- artifacts --------------------------------------------------------------------------
 
