@@ -76,6 +76,8 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
         ("Export transcript", lambda: app.run_worker(export_transcript(main), group="export"),
          "write the session as Markdown to transcript.md in its directory"),
         ("MCP servers", partial(open_mcp_servers, main), "status, tools and stderr log of each server; reconnect"),
+        ("Settings", main.action_open_settings,
+         "F2: rules, hooks, MCP servers, sandbox, model and mode with their files; add or remove a rule"),
         ("Files panel: show / hide", partial(main.action_toggle_panel, "files"),
          "ctrl+b: the project's files, changed ones marked; Enter opens a file or its diff"),
         ("Plan panel: show / hide", partial(main.action_toggle_panel, "plan"), "ctrl+l: the agent's todo list"),

@@ -110,6 +110,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+g", "follow", "Follow", show=False),
         Binding("ctrl+b", "toggle_panel('files')", "Files", show=False),
         Binding("ctrl+l", "toggle_panel('plan')", "Plan", show=False),
+        Binding("f2", "open_settings", "Settings", show=False),
     ]
     #: at 100 columns and below an open side panel takes the place of the table and the detail
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-narrow"), (101, "-wide")]
@@ -363,6 +364,11 @@ class MainScreen(Screen[None]):
         from tui_app.app.panels import toggle_panel
 
         toggle_panel(self, name)
+
+    def action_open_settings(self) -> None:
+        from tui_app.app.screens.settings_editor import open_settings
+
+        open_settings(self)
 
     def on_file_tree_file_chosen(self, message: FileTree.FileChosen) -> None:
         from tui_app.app.panels import open_file
