@@ -43,6 +43,7 @@ class SettingsView:
     files: list[SettingsFile] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
     mode: str = "default"
+    notifications: bool = True
     model: str = ""
     provider: str = ""
 
@@ -93,9 +94,9 @@ def settings_files(project: str, *, no_claude_settings: bool = False, settings_f
     return files
 
 
-def build_view(session: Any, files: list[SettingsFile]) -> SettingsView:
+def build_view(session: Any, files: list[SettingsFile], notifications: bool = True) -> SettingsView:
     view = SettingsView(files=files, mode=session.policy.mode, model=session.model.model,
-                        provider=session.model.provider)
+                        provider=session.model.provider, notifications=notifications)
     add = view.entries.append
     model_source = next((str(f.path) for f in reversed(files) if f.data and "model" in f.data), "")
     add(Entry("model", f"{session.model.provider} · {session.model.model}",
@@ -121,6 +122,11 @@ def build_view(session: Any, files: list[SettingsFile]) -> SettingsView:
     for name, server in servers.items():
         what = server.url or " ".join([server.command, *server.args])
         add(Entry("mcp", f"{name} ({server.transport}) {what}", server.source))
+    notify_source = next((str(f.path) for f in reversed(files) if f.data and (
+        "desktopNotifications" in f.data or "preferredNotifChannel" in f.data)), "")
+    add(Entry("notifications", f"desktop notifications {'on' if view.notifications else 'off'} (when a dialog waits "
+                               "and you are away; the bell and the Notification hook either way)",
+              notify_source or "the default"))
     for f in files:
         if f.problem:
             add(Entry("problems", f"{f.path}: {f.problem}", str(f.path)))

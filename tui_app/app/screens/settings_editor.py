@@ -30,7 +30,8 @@ from widgets.text.line_render import load_css
 from widgets.text.untrusted import one_line, plain
 
 SECTIONS = (("model", "Model"), ("mode", "Permission mode"), ("rules", "Permission rules"), ("hooks", "Hooks"),
-            ("mcp", "MCP servers"), ("sandbox", "Sandbox"), ("problems", "Problems"))
+            ("mcp", "MCP servers"), ("sandbox", "Sandbox"), ("notifications", "Notifications"),
+            ("problems", "Problems"))
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 BEHAVIORS = ("allow", "ask", "deny")
 
@@ -70,6 +71,7 @@ class SettingsScreen(Screen[None]):
         Binding("x,delete", "remove_rule", "Remove rule"),
         Binding("m", "switch_mode", "Mode"),
         Binding("o", "switch_model", "Model"),
+        Binding("n", "toggle_notifications", "Notifications"),
         Binding("r", "refresh", "Reload", show=False),
     ]
 
@@ -102,7 +104,8 @@ class SettingsScreen(Screen[None]):
         options = self.session.services.get("session_options")
         files = settings_files(self.session.cwd, no_claude_settings=getattr(options, "no_claude_settings", False),
                                settings_file=getattr(options, "settings_file", None))
-        self.view = build_view(self.session, files)
+        notifier = getattr(self.app, "notifier", None)
+        self.view = build_view(self.session, files, notifier.enabled if notifier is not None else True)
         table = self.query_one(DataTable)
         cursor = table.cursor_row
         table.clear()
@@ -123,7 +126,8 @@ class SettingsScreen(Screen[None]):
             table.move_cursor(row=min(cursor, table.row_count - 1))
         self.query_one("#settings-title", Static).update(Content.assemble(
             ("Settings", "bold"), "  the settings in force and the file each comes from — ",
-            Content.styled("a add rule · x remove rule · m mode · o model · esc close", "$foreground 60%")))
+            Content.styled("a add rule · x remove rule · m mode · o model · n notifications · esc close",
+                           "$foreground 60%")))
         lines = [Content.styled("Settings files, lowest priority first:", "bold")]
         for f in self.view.files:
             state = "" if f.exists else "  (not there yet)"
@@ -250,7 +254,16 @@ class SettingsScreen(Screen[None]):
         self.app.push_screen(TextPromptScreen("Model name", "claude-sonnet-4-5 · gpt-4.1 · llama3.1",
                                               self.session.model.model), chosen)
 
-    def _offer_save(self, title: str, key: tuple[str, ...], value: str) -> None:
+    def action_toggle_notifications(self) -> None:
+        notifier = getattr(self.app, "notifier", None)
+        if notifier is None:
+            return
+        notifier.enabled = not notifier.enabled
+        state = "on" if notifier.enabled else "off"
+        self._offer_save(f"Desktop notifications {state} for this session. Save it too?", ("desktopNotifications",),
+                         notifier.enabled)
+
+    def _offer_save(self, title: str, key: tuple[str, ...], value: Any) -> None:
         files = self._writable()
         choices: list[tuple[Content, Any]] = [(Content.styled("No: this session only", "bold"), None)]
         choices += [(Content.assemble(plain(f"Save to {f.label}", "bold"), "  ",
