@@ -124,8 +124,7 @@ def build_view(session: Any, files: list[SettingsFile], notifications: bool = Tr
         add(Entry("mcp", f"{name} ({server.transport}) {what}", server.source))
     notify_source = next((str(f.path) for f in reversed(files) if f.data and (
         "desktopNotifications" in f.data or "preferredNotifChannel" in f.data)), "")
-    add(Entry("notifications", f"desktop notifications {'on' if view.notifications else 'off'} (when a dialog waits "
-                               "and you are away; the bell and the Notification hook either way)",
+    add(Entry("notifications", f"desktop notifications {'on' if view.notifications else 'off'}",
               notify_source or "the default"))
     for f in files:
         if f.problem:

@@ -21,6 +21,7 @@ from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from tui_app.app.notifier import enabled_in
 from tui_app.app.screens.info import ChoiceScreen
 from tui_app.app.settings_model import Entry, SettingsFile, SettingsView, build_view, settings_files
 from tui_app.runtime.permissions.rules import RuleError, make_rule
@@ -34,6 +35,7 @@ SECTIONS = (("model", "Model"), ("mode", "Permission mode"), ("rules", "Permissi
             ("problems", "Problems"))
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 BEHAVIORS = ("allow", "ask", "deny")
+SETTING_WIDTH = 70
 
 
 class TextPromptScreen(ModalScreen[str | None]):
@@ -71,7 +73,7 @@ class SettingsScreen(Screen[None]):
         Binding("x,delete", "remove_rule", "Remove rule"),
         Binding("m", "switch_mode", "Mode"),
         Binding("o", "switch_model", "Model"),
-        Binding("n", "toggle_notifications", "Notifications"),
+        Binding("n", "toggle_notifications", "Desktop notifications"),
         Binding("r", "refresh", "Reload", show=False),
     ]
 
@@ -94,7 +96,8 @@ class SettingsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("setting", "from")
+        table.add_column("setting", width=SETTING_WIDTH)
+        table.add_column("from")
         self.refresh_view()
         table.focus()
 
@@ -105,7 +108,9 @@ class SettingsScreen(Screen[None]):
         files = settings_files(self.session.cwd, no_claude_settings=getattr(options, "no_claude_settings", False),
                                settings_file=getattr(options, "settings_file", None))
         notifier = getattr(self.app, "notifier", None)
-        self.view = build_view(self.session, files, notifier.enabled if notifier is not None else True)
+        loaded = self.session.services.get("settings")
+        enabled = notifier.enabled if notifier is not None else enabled_in(getattr(loaded, "values", {}) or {})
+        self.view = build_view(self.session, files, enabled)
         table = self.query_one(DataTable)
         cursor = table.cursor_row
         table.clear()
@@ -120,8 +125,9 @@ class SettingsScreen(Screen[None]):
             for number, entry in enumerate(entries):
                 key = f"{section}-{number}"
                 self.row_entries[key] = entry
-                table.add_row(Text("  " + one_line(entry.text, 160)), Text(one_line(tilde(entry.source), 120),
-                                                                            style="dim"), key=key)
+                table.add_row(Text("  " + one_line(entry.text, SETTING_WIDTH - 2)),
+                              Text(one_line(tilde(entry.source), 120),
+                                   style="dim"), key=key)
         if cursor is not None and table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1))
         self.query_one("#settings-title", Static).update(Content.assemble(
