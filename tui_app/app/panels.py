@@ -42,12 +42,19 @@ def reload_files(screen: MainScreen) -> None:
     panels.cwd = root
 
     def work() -> None:
-        listed = list_project_files(root)
-        screen.app.call_from_thread(panels.tree.set_files, listed.paths)
+        try:
+            listed = list_project_files(root)
+        except OSError as exc:  # a recorded session's directory that is gone, an unreadable one
+            screen.app.call_from_thread(listed_files, [], f"files · not listed: {exc.strerror or exc}")
+            return
+        screen.app.call_from_thread(listed_files, listed.paths, "files" + (" · partial" if listed.partial else ""))
+
+    def listed_files(paths: list[str], title: str) -> None:
+        panels.tree.set_files(paths)
+        panels.tree.border_title = title
 
     panels.tree.border_title = "files · listing…"
     panels.run_worker(work, thread=True, group="file-tree", exclusive=True, exit_on_error=False)
-    panels.tree.border_title = "files"
 
 
 def open_file(screen: MainScreen, rel: str) -> None:
