@@ -45,6 +45,7 @@ class PromptApp(App[None]):
 
 def test_mention_picker_snapshot(snap_compare, tmp_path):
     async def typed(pilot):
+        pilot.app.main.prompt.cursor_blink = False  # a blinking cursor would make the picture depend on timing
         await pilot.press("e", "x", "p", "l", "a", "i", "n", "space", "@", "s", "t")
         menu = pilot.app.main.query_one(MentionMenu)
         await wait_until(pilot, lambda: menu.shown and menu.paths[:1] == ["calc/stats.py"], "the picker")
@@ -70,6 +71,7 @@ def shell_events(root: str) -> list:
 
 def test_shell_mode_snapshot(snap_compare, tmp_path):
     async def typed(pilot):
+        pilot.app.main.prompt.cursor_blink = False
         await pilot.press("!", "l", "s", "space", "-", "l", "a")
         await pilot.pause(0.2)
 
