@@ -253,6 +253,8 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     relay.target = session.emit
     session.startup_events.extend(settings_events(loaded))
     session.services.update(build_services(options, session.id))
+    # the settings screen shows where each setting comes from, and saves to these files
+    session.services.update({"settings": loaded, "session_options": options})
     recorded = None
     if options.resume:
         from tui_app.runtime.session_lock import SessionInUse
