@@ -38,6 +38,10 @@ class RecordedSession:
     model: _Model = field(default_factory=_Model)
     tool_menu: list[ToolDefinition] = field(default_factory=list)
 
+    @property
+    def model_name(self) -> str:
+        return self.model.model
+
     def started(self, event: SessionStarted) -> None:
         self.cwd, self.permission_mode, self.model = event.cwd, event.permission_mode, _Model(event.model)
 

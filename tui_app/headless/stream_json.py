@@ -78,7 +78,7 @@ class Transcript:
             return
         self.write({
             "type": "system", "subtype": "init", "session_id": self.session.id, "cwd": self.session.cwd,
-            "model": self.session.model.model, "tools": [t.name for t in self.session.tool_menu],
+            "model": self.session.model_name, "tools": [t.name for t in self.session.tool_menu],
             "mcp_servers": self.mcp_servers, "permissionMode": self.session.permission_mode,
         })
 
@@ -120,7 +120,7 @@ class Transcript:
         if self.fmt != "stream-json" or not blocks:
             return
         self.write({"type": "assistant", "session_id": self.session.id, "message": {
-            "role": "assistant", "model": self.session.model.model, "content": blocks,
+            "role": "assistant", "model": self.session.model_name, "content": blocks,
             "stop_reason": event.stop_reason, "usage": event.usage}})
 
     def _user_lines(self) -> None:
