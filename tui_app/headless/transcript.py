@@ -8,6 +8,7 @@ from typing import IO, Any
 
 from tui_app.runtime.events import (
     AssistantText,
+    PermissionResolved,
     ToolCallError,
     ToolCallRequested,
     ToolCallResult,
@@ -32,6 +33,9 @@ def transcript_printer(out: IO[str]) -> Callable[[Any], None]:
             first = text.strip().splitlines()[0] if text.strip() else ""
             mark = "✓" if isinstance(event, ToolCallResult) else f"✗ {event.code}"
             out.write(f"  {mark} {neutralize(event.tool)} ({len(text.splitlines())} lines) {first[:100]}\n")
+        elif isinstance(event, PermissionResolved) and event.decided_by == "agent":
+            # an external agent's own decision, never passed off as Vigil's
+            out.write(f"    {neutralize(event.reason)}\n")
         else:
             return
         out.flush()
