@@ -178,6 +178,7 @@ async def test_resume_goes_on_with_claude_codes_own_session_and_replay_shows_who
 
     [listed] = list_sessions()
     assert (listed.id, listed.provider, listed.turns) == (first_session.id, "claude-code", 1)
+    assert listed.model == recorded.model != ""  # the model Claude Code said it runs
 
     again = cc_session(claude, project, resume=first_session.id)
     assert again.driver.agent_session_id == recorded.agent_session_id
@@ -191,7 +192,8 @@ async def test_resume_goes_on_with_claude_codes_own_session_and_replay_shows_who
     out = io.StringIO()
     assert replay(first_session.id, "text", out=out) == 0
     text = out.getvalue()
-    assert "claude-code" in text and "→ Read" in text and "allowed by Claude Code" in text
+    assert f"claude-code 2.1.332 · model {recorded.model} · its session {recorded.agent_session_id}" in text
+    assert "→ Read" in text and "allowed by Claude Code" in text
     assert "> And before?" in text and "It said hello world." in text
 
 
