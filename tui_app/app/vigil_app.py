@@ -12,6 +12,7 @@ the runtime thread-safely through `LiveControls`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import signal
@@ -68,6 +69,10 @@ class VigilApp(App[int]):
         self.pump_hz = pump_hz
         self.ready = False
         self.closed = False
+        self._pumping = False
+        self._app_loop: asyncio.AbstractEventLoop | None = None
+        if session is not None:
+            session.subscribe(self._wake_for_the_user)
         self.draw_keys_at_once = True
         self._key_frames: set[asyncio.Task[None]] = set()
         self.batches = 0
@@ -85,6 +90,7 @@ class VigilApp(App[int]):
     # ---- start-up ---------------------------------------------------------------------------
 
     async def on_mount(self) -> None:
+        self._app_loop = asyncio.get_running_loop()
         await self.push_screen(self.main)
         if self.prefill:
             await self.main.apply(self.prefill)
@@ -129,16 +135,28 @@ class VigilApp(App[int]):
                     or getattr(main, "_closing", False) or not main.is_mounted)
 
     async def _pump(self) -> None:
-        if self.runner is None or self._shutting_down:
-            return
+        if self.runner is None or self._shutting_down or self._pumping:
+            return  # a pump already running drains it; the next tick takes what came after
         events = self.runner.drain()
         if not events:
             return
-        batch = coalesce(events)
-        self.batches += 1
-        await self.main.apply(batch)
-        self.approvals.observe(batch)
-        self.questions.observe(batch)
+        self._pumping = True
+        try:
+            batch = coalesce(events)
+            self.batches += 1
+            await self.main.apply(batch)
+            self.approvals.observe(batch)
+            self.questions.observe(batch)
+        finally:
+            self._pumping = False
+
+    def _wake_for_the_user(self, event: Any) -> None:
+        """On the runtime thread: a question for the user is shown now, not at the next tick (an
+        agent is waiting on it; the pump's period was most of the time to the dialog)."""
+        loop = self._app_loop
+        if loop is not None and event.type in ("PermissionRequested", "UserQuestionAsked"):
+            with contextlib.suppress(RuntimeError):  # the app's loop is closing
+                loop.call_soon_threadsafe(self.call_next, self._pump)
 
     # ---- keys get their frame at once ------------------------------------------------------
 

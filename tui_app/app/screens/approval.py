@@ -72,10 +72,14 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def __init__(self, request: PermissionRequested, *, position: int = 1, total: int = 1, cwd: str | None = None,
                  key_guard_s: float = KEY_GUARD_S, ring_bell: bool = True,
                  clock: Callable[[], float] = time.monotonic,
-                 forward_keys: Callable[[str], None] | None = None) -> None:
+                 forward_keys: Callable[[str], None] | None = None,
+                 on_answer: Callable[[ApprovalResult], None] | None = None) -> None:
         super().__init__()
         #: where characters typed during the key guard go (the prompt box they were meant for)
         self.forward_keys = forward_keys
+        #: told the answer the moment it is given, before the screen is popped (the agent waits on
+        #: it; popping and restyling the screen below can take a frame or more)
+        self.on_answer = on_answer
         self.request = request
         self.position = position
         self.total = total
@@ -208,6 +212,8 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def _finish(self, result: ApprovalResult) -> None:
         if not self._answered:
             self._answered = True
+            if self.on_answer is not None:
+                self.on_answer(result)
             self.dismiss(result)
 
     def _result(self, decision: Literal["allow", "deny", "closed"], **extra: object) -> ApprovalResult:
