@@ -255,3 +255,47 @@ async def test_a_session_claude_code_no_longer_has_starts_afresh_and_says_so(cla
     warning = first(seen, "Warning", code="agent_resume_failed")
     assert "0b1e5a8e-0000-4000-8000-000000000000" in warning.message
     assert first(seen, "AgentConnected").agent_session_id != "0b1e5a8e-0000-4000-8000-000000000000"
+
+
+def _sleepers(seconds: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[:2] == [b"sleep", seconds.encode()] and pid_alive(int(name)):
+                found.append(int(name))
+    return found
+
+
+async def test_refusals_failures_and_background_work_are_told_as_they_were_and_closing_ends_it_all(
+        claude, project, server):
+    seconds = str(300 + os.getpid() % 200)  # this test's own sleep, told apart from any other
+    server.queue(
+        cc_reply(tool_calls=[tool("toolu_bad", "Edit", file_path=str(project / "notes.txt"), old_string="absent",
+                                  new_string="x")]),
+        cc_reply(tool_calls=[tool("toolu_fail", "Bash", command="echo broken >&2; exit 3", description="fail")]),
+        cc_reply(tool_calls=[tool("toolu_bg", "Bash", command=f"sleep {seconds}", description="wait",
+                                  run_in_background=True)]),
+        cc_reply(text="All done."))
+    session = cc_session(claude, project, interactive=True)
+    seen = recorder(session)
+    answer_every_request(session)
+    await session.start()
+    turn = await session.run_turn("Try things.")
+    # Claude Code refused the Edit by its own checks: nobody allowed it, it never started
+    bad = first(seen, "ToolCallError", call_id="toolu_bad")
+    assert (bad.phase, bad.code) == ("precondition", "precondition_failed")
+    assert "String to replace not found" in bad.message
+    assert [e.type for e in seen if e.call_id == "toolu_bad"] == ["ToolCallRequested", "ToolCallError"]
+    # the failing command: its exit code, as a shell user looks for it
+    failed = first(seen, "ToolCallError", call_id="toolu_fail")
+    assert (failed.code, failed.display.exit_code) == ("execution_failed", 3)
+    assert first(seen, "PermissionResolved", call_id="toolu_fail").decided_by == "user"
+    assert turn.reason == "completed"
+    running = await wait_for(lambda: _sleepers(seconds), "the background command to run")
+    await session.close()  # what ctrl+q does: Claude Code and everything it started end
+    await wait_for(lambda: not any(pid_alive(pid) for pid in running), "the background command to end")
+    assert not session.driver.proc.alive

@@ -29,6 +29,11 @@ DECISION_WORDS = {
 
 
 def display_of(name: str, data: Any, result: Any, model_text: str, is_error: bool) -> Display | None:
+    if name == "Bash" and is_error and isinstance(result, str) and _exit_code(model_text) is not None:
+        # a failed command comes back as words: "Exit code 3" and its output
+        command = data.get("command", "") if isinstance(data, dict) else ""
+        output = model_text.split("\n", 1)[1] if "\n" in model_text else ""
+        return bash_output_display(str(command), output, exit_code=_exit_code(model_text))
     if not isinstance(result, dict):
         return None
     if {"stdout", "stderr"} <= result.keys():

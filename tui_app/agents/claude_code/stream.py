@@ -137,7 +137,11 @@ class StreamTranslator:
         meta = meta_of(call_id, line)
         error = None
         if is_error and call.denial is None:
-            if refused_by_agent(meta) and call.started_at is None and not self.interrupted:
+            if call.started_at is None and not meta.get("permission_decision") and not self.interrupted:
+                # refused by its own checks before any permission was decided (bad input, a string
+                # not in the file): it never ran, and nobody allowed it
+                error = ("precondition", "precondition_failed", _untagged(text))
+            elif refused_by_agent(meta) and call.started_at is None and not self.interrupted:
                 reason = decision_words(meta, LABEL, "denied")
                 self.book.denied_by_agent(call_id, f"{reason}: {text}" if text else reason)
                 error = ("permission", "permission_denied", text or reason)
@@ -152,6 +156,10 @@ class StreamTranslator:
         call_id = line.get("tool_use_id")
         if isinstance(call_id, str):
             self.book.start(call_id, agent_decision=f"allowed by {LABEL}")
+
+
+def _untagged(text: str) -> str:
+    return text.removeprefix("<tool_use_error>").removesuffix("</tool_use_error>").strip() or "refused"
 
 
 def _ints(usage: Any) -> dict[str, int]:
