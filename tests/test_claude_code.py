@@ -299,3 +299,54 @@ async def test_refusals_failures_and_background_work_are_told_as_they_were_and_c
     await session.close()  # what ctrl+q does: Claude Code and everything it started end
     await wait_for(lambda: not any(pid_alive(pid) for pid in running), "the background command to end")
     assert not session.driver.proc.alive
+
+
+async def test_always_allow_saves_a_vigil_rule_that_answers_claude_codes_next_question(claude, project, server):
+    command = "python3 -c 'print(6 + 36)'"
+    server.queue(
+        cc_reply(thinking="Compute it twice to be sure.", tool_calls=[tool("toolu_1", "Bash", command=command)]),
+        cc_reply(tool_calls=[tool("toolu_2", "Bash", command=command)]),
+        cc_reply(text="42, twice."))
+    session = cc_session(claude, project, interactive=True)
+    seen = recorder(session)
+    asked = []
+
+    def always(event):
+        if event.type == "PermissionRequested":
+            asked.append(event)
+            session.broker.answer(event.request_id, ApprovalAnswer("allow", input_sha256=event.input_sha256,
+                                                                   always=True))
+    session.subscribe(always)
+    await session.start()
+    turn = await session.run_turn("What is 6 * 7?")
+    await session.close()
+    assert turn.text == "42, twice." and [a.call_id for a in asked] == ["toolu_1"]
+    saved = first(seen, "PermissionResolved", call_id="toolu_1")
+    assert (saved.decided_by, saved.saved_rules) == ("user", [f"Bash({command})"])
+    local = json.loads((project / ".vigil" / "settings.local.json").read_text())
+    assert local["permissions"]["allow"] == [f"Bash({command})"]
+    again = first(seen, "PermissionResolved", call_id="toolu_2")
+    assert (again.decided_by, again.rule) == ("rule", f"Bash({command})")
+    assert [first(seen, "ToolCallResult", call_id=c).model_content for c in ("toolu_1", "toolu_2")] == ["42", "42"]
+    thinking = first(seen, "AssistantThinking")
+    assert thinking.raw["thinking"] == "Compute it twice to be sure."
+    assert "".join(e.text for e in seen if e.type == "AssistantThinkingDelta") == "Compute it twice to be sure."
+
+
+async def test_esc_while_claude_code_waits_for_an_answer_withdraws_the_question_and_the_next_turn_works(
+        claude, project, server):
+    server.queue(cc_reply(tool_calls=[tool("toolu_w", "Write", file_path=str(project / "x.txt"), content="x")]),
+                 cc_reply(text="Here again."))
+    session = cc_session(claude, project, interactive=True)
+    seen = recorder(session)
+    session.subscribe(lambda e: session.interrupt() if e.type == "PermissionRequested" else None)
+    await session.start()
+    turn = await session.run_turn("Write x.")
+    assert turn.reason == "interrupted"
+    resolved = first(seen, "PermissionResolved", call_id="toolu_w")
+    assert (resolved.decision, resolved.decided_by) == ("deny", "turn")  # the dialog closed by itself
+    assert first(seen, "ToolCallError", call_id="toolu_w").code in ("cancelled", "aborted_before_dispatch")
+    assert not (project / "x.txt").exists()
+    turn = await session.run_turn("Are you there?")
+    await session.close()
+    assert (turn.reason, turn.text) == ("completed", "Here again.")
