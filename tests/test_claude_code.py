@@ -350,3 +350,25 @@ async def test_esc_while_claude_code_waits_for_an_answer_withdraws_the_question_
     turn = await session.run_turn("Are you there?")
     await session.close()
     assert (turn.reason, turn.text) == ("completed", "Here again.")
+
+
+async def test_each_hook_runs_once_claude_codes_by_claude_code_vigils_by_vigil(claude, project, server):
+    log = project / "hooks.log"
+
+    def settings(who: str) -> str:
+        command = f"echo {who} >> {log}"
+        return json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                                                                                     "command": command}]}]}})
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(settings("claude"))
+    (project / ".vigil").mkdir()
+    (project / ".vigil" / "settings.json").write_text(settings("vigil"))
+    server.queue(cc_reply(tool_calls=[tool("toolu_b", "Bash", command="true", description="nothing")]),
+                 cc_reply(text="Done."))
+    session = cc_session(claude, project, interactive=True)
+    answer_every_request(session)
+    await session.start()
+    turn = await session.run_turn("Do nothing.")
+    await session.close()
+    assert turn.reason == "completed"
+    assert sorted(log.read_text().split()) == ["claude", "vigil"]

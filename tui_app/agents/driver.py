@@ -112,6 +112,8 @@ class ExternalAgent:
             outcome = TurnOutcome("error", error=str(exc))
         if control.is_aborted and outcome.reason == "completed":
             outcome.reason = "interrupted"
+        if self.gate is not None:
+            self.gate.forget()
         if outcome.reason == "interrupted":
             self.calls.settle_open("cancel", "cancelled", "Tool call cancelled: the user interrupted the turn.")
         else:

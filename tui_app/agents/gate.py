@@ -144,7 +144,14 @@ class Gate:
             return Verdict("deny", decision.reason or f"Permission to use {name} denied", context=outcome.context)
         if decision.behavior == "ask":
             return Verdict("ask", decision.reason, updated_input=rewritten, context=outcome.context)
-        return Verdict("pass", decision.reason, updated_input=rewritten, context=outcome.context)
+        if rewritten is not None:  # what will run is not what the model proposed: the user sees it first
+            return Verdict("ask", "A Vigil PreToolUse hook rewrote the input", updated_input=rewritten,
+                           context=outcome.context)
+        return Verdict("pass", decision.reason, context=outcome.context)
+
+    def forget(self) -> None:
+        """The turn is over: no question about its calls can come any more."""
+        self._hook_words.clear()
 
     # ---- the agent asks ---------------------------------------------------------------------
 
