@@ -181,16 +181,18 @@ async def main() -> None:
             alone += claude_alone(base, f"alone{run}", options.calls)
             for key, values in (await under_vigil(base, f"vigil{run}", options.calls, stamps)).items():
                 vigil[key] += values
-    print(f"Claude Code {CLAUDE.parent.parent.joinpath('claude-code', 'package.json').exists() and '2.1.332'} · "
-          f"{options.runs} runs × {options.calls} Bash calls per side")
-    print(f"permission request → dialog on screen (Vigil)            {summary(vigil['request_to_dialog'])}")
-    print(f"answer → tool started (Vigil)                            {summary(vigil['answer_to_start'])}")
-    print(f"reply complete → tool started, Claude Code alone          {summary(alone)}")
-    print(f"reply complete → tool started, under Vigil (user's time out) {summary(vigil['reply_to_start'])}")
-    added = statistics.median(vigil["reply_to_start"]) - statistics.median(alone)
-    ratio = statistics.median(vigil["reply_to_start"]) / statistics.median(alone)
-    print(f"added by supervision: {added * 1000:.1f} ms median (ratio {ratio:.2f}); goal ≤ 20 ms")
-
+    print(f"Claude Code under Vigil vs alone · {options.runs} runs × {options.calls} Bash calls per side · "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"permission request → dialog on screen (Vigil)                   {summary(vigil['request_to_dialog'])}")
+    print(f"decision → tool started: the user's answer (Vigil)              {summary(vigil['answer_to_start'])}")
+    print(f"decision → tool started: Claude Code alone, its own rules       {summary(alone)}")
+    added = statistics.median(vigil["answer_to_start"]) - statistics.median(alone)
+    ratio = statistics.median(vigil["answer_to_start"]) / statistics.median(alone)
+    print(f"  answer path adds {added * 1000:.1f} ms median (ratio {ratio:.2f}); goal ≤ 20 ms")
+    print(f"reply complete → tool started, under Vigil, user's time taken out {summary(vigil['reply_to_start'])}")
+    whole = statistics.median(vigil["reply_to_start"]) - statistics.median(alone)
+    print(f"  supervision adds {whole * 1000:.1f} ms median in all (the hook round trip, Claude Code's question, "
+          f"the dialog, the answer)")
 
 if __name__ == "__main__":
     asyncio.run(main())
