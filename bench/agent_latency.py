@@ -185,7 +185,7 @@ async def main() -> None:
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"permission request → dialog on screen (Vigil)                   {summary(vigil['request_to_dialog'])}")
     print(f"decision → tool started: the user's answer (Vigil)              {summary(vigil['answer_to_start'])}")
-    print(f"decision → tool started: Claude Code alone, its own rules       {summary(alone)}")
+    print(f"decision → tool started: Claude Code alone (reply → start)      {summary(alone)}")
     added = statistics.median(vigil["answer_to_start"]) - statistics.median(alone)
     ratio = statistics.median(vigil["answer_to_start"]) / statistics.median(alone)
     print(f"  answer path adds {added * 1000:.1f} ms median (ratio {ratio:.2f}); goal ≤ 20 ms")
