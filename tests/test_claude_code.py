@@ -372,3 +372,17 @@ async def test_each_hook_runs_once_claude_codes_by_claude_code_vigils_by_vigil(c
     await session.close()
     assert turn.reason == "completed"
     assert sorted(log.read_text().split()) == ["claude", "vigil"]
+
+
+def test_settings_can_make_claude_code_the_agent_and_a_named_model_still_means_vigils_own(claude, project):
+    from tui_app.assemble import SessionOptions, build_session
+    from tui_app.cli import build_parser, wants_demo
+
+    (project / ".vigil").mkdir()
+    (project / ".vigil" / "settings.json").write_text(json.dumps({"agent": "claude-code",
+                                                                   "agentCommand": str(claude)}))
+    session = build_session(SessionOptions(cwd=str(project), persist=False))
+    assert session.driver is not None and session.driver.command == str(claude)
+    assert not wants_demo(build_parser().parse_args(["--cwd", str(project)]))  # not the demo: Claude Code
+    scripted = build_session(SessionOptions(cwd=str(project), provider="scripted", persist=False))
+    assert scripted.driver is None

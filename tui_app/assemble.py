@@ -223,6 +223,8 @@ EXTERNAL_AGENTS = ("claude-code",)
 def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | None:
     """The external agent the session runs (DESIGN §11), or None for Vigil's own."""
     name = options.agent or settings.get("agent") or "vigil"
+    if options.agent is None and (options.script or options.provider):
+        name = "vigil"  # a model named on the command line is for Vigil's own agent
     if name == "vigil":
         return None
     if name not in EXTERNAL_AGENTS:

@@ -176,12 +176,28 @@ def wants_demo(args: argparse.Namespace) -> bool:
         return False
     if args.provider == "scripted":
         return True
+    if args.provider is None and settings_agent(args) not in (None, "vigil"):
+        return False  # settings name an external agent to supervise
     from tui_app.providers.select import ProviderSetupError, resolve_config
 
     try:
         return resolve_config(provider=args.provider, model=args.model, base_url=args.base_url) is None
     except ProviderSetupError:
         return False  # building the session says what is wrong
+
+
+def settings_agent(args: argparse.Namespace) -> Any:
+    """The agent the settings files name (`"agent"`), if any."""
+    import os
+
+    from tui_app.config import SettingsError, load_settings
+
+    try:
+        loaded = load_settings(cwd=args.cwd or os.getcwd(), settings_file=args.settings,
+                               no_claude_settings=args.no_claude_settings)
+    except (SettingsError, OSError):
+        return None  # building the session says what is wrong
+    return loaded.values.get("agent")
 
 
 def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> Any:
