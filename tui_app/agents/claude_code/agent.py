@@ -101,14 +101,15 @@ class ClaudeCodeAgent(ExternalAgent):
             said = proc.exit_message() if not proc.alive else f"{self.label} did not start: {exc}"
             await proc.stop()
             raise AgentStartError(said) from None
+        if response.get("hooks_applied") is False:
+            # calls it allows by itself would not pass Vigil's policy: no session at all is better
+            await proc.stop()
+            raise AgentStartError(f"{self.label} did not register Vigil's PreToolUse hook, so Vigil could not "
+                                  "check every call; it was stopped")
         self.init_response = response
         self._ready = True
         self.version = str(response.get("claude_code_version") or self.version)
         self.agent_mode = session.policy.mode
-        if response.get("hooks_applied") is False:
-            session.emit(Warning(code="agent_hooks_not_applied", message=(
-                f"{self.label} did not register Vigil's PreToolUse hook: calls it allows by itself "
-                "will not pass Vigil's policy in this session.")))
 
     async def disconnect(self) -> None:
         self._stopping = True
