@@ -88,6 +88,7 @@ def claude_alone(base: Path, run: str, calls: int) -> list[float]:
 class Stamps:
     def __init__(self) -> None:
         self.asked: dict[str, float] = {}      # call id → Claude Code's can_use_tool read by the driver
+        self.announced: dict[str, float] = {}  # call id → PermissionRequested emitted (Vigil's policy done)
         self.shown: dict[str, float] = {}      # call id → its dialog painted
         self.answered: dict[str, float] = {}   # call id → the user's allow
 
@@ -126,6 +127,8 @@ async def under_vigil(base: Path, run: str, calls: int, stamps: Stamps) -> dict[
         os.environ["ANTHROPIC_BASE_URL"] = server.url
         session = build_session(SessionOptions(cwd=str(project), agent="claude-code", agent_command=str(CLAUDE),
                                                interactive=True))
+        session.subscribe(lambda e: stamps.announced.setdefault(str(e.call_id), time.time())
+                          if e.type == "PermissionRequested" else None)
         app = VigilApp(session, key_guard_s=0.0, freeze_gc=False)
         async with app.run_test(size=(160, 48)) as pilot:
             await until(pilot, lambda: app.ready, "the session to start")
@@ -137,10 +140,13 @@ async def under_vigil(base: Path, run: str, calls: int, stamps: Stamps) -> dict[
                 await until(pilot, lambda i=i: (project / f"start_{i}.txt").exists(), "the tool to start")
             await until(pilot, lambda: not app.controls.busy, "the turn to end")  # type: ignore[union-attr]
         app.close_runtime()
-    out: dict[str, list[float]] = {"request_to_dialog": [], "answer_to_start": [], "reply_to_start": []}
+    out: dict[str, list[float]] = {"request_to_dialog": [], "request_to_event": [], "event_to_dialog": [],
+                                   "answer_to_start": [], "reply_to_start": []}
     for i in range(calls):
         call_id, start = f"toolu_{run}_{i}", started_at(project, i)
         out["request_to_dialog"].append(stamps.shown[call_id] - stamps.asked[call_id])
+        out["request_to_event"].append(stamps.announced[call_id] - stamps.asked[call_id])
+        out["event_to_dialog"].append(stamps.shown[call_id] - stamps.announced[call_id])
         out["answer_to_start"].append(start - stamps.answered[call_id])
         users_time = stamps.answered[call_id] - stamps.shown[call_id]
         out["reply_to_start"].append(start - server.sent_at[f"{run}_{i}"] - users_time)
@@ -174,7 +180,8 @@ async def main() -> None:
     stamps = Stamps()
     instrument(stamps)
     alone: list[float] = []
-    vigil: dict[str, list[float]] = {"request_to_dialog": [], "answer_to_start": [], "reply_to_start": []}
+    vigil: dict[str, list[float]] = {"request_to_dialog": [], "request_to_event": [], "event_to_dialog": [],
+                                     "answer_to_start": [], "reply_to_start": []}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         for run in range(options.runs):  # the two sides take turns, so load on the machine hits both
@@ -184,6 +191,8 @@ async def main() -> None:
     print(f"Claude Code under Vigil vs alone · {options.runs} runs × {options.calls} Bash calls per side · "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"permission request → dialog on screen (Vigil)                   {summary(vigil['request_to_dialog'])}")
+    print(f"  of which: request → Vigil's policy and preview done (driver)  {summary(vigil['request_to_event'])}")
+    print(f"            → the dialog painted (screen: pump, mount, render)  {summary(vigil['event_to_dialog'])}")
     print(f"decision → tool started: the user's answer (Vigil)              {summary(vigil['answer_to_start'])}")
     print(f"decision → tool started: Claude Code alone (reply → start)      {summary(alone)}")
     added = statistics.median(vigil["answer_to_start"]) - statistics.median(alone)
