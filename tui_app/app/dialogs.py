@@ -41,6 +41,7 @@ WHO = {
     "turn": "The turn",
     "guard": "A guard",
     "tool": "The tool",
+    "agent": "The agent",
 }
 
 
