@@ -52,6 +52,8 @@ def test_why_names_who_asks():
     assert describe_reason(request("Bash", {}, decided_by="hook")) == "A PreToolUse hook asked for approval"
     assert describe_reason(request("Bash", {}, decided_by="rule", reason="Bash(git push *)")) == \
         "A permission rule asks before this call: Bash(git push *)"
+    asked = request("Read", {}, decided_by="agent", reason="Claude Code asks: /etc is outside its working directories")
+    assert describe_reason(asked) == "Claude Code asks: /etc is outside its working directories"
 
 
 def test_facts_show_risk_scope_and_the_short_hash():

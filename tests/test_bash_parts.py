@@ -14,10 +14,10 @@ import pytest
 
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, with_marker
+from tui_app.runtime import processes as proc_table
 from tui_app.runtime.contract import ProgressSink, ToolFlags
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.pipeline import ToolCall, run_call
-from tui_app.tools.bash import proc_table
 from tui_app.tools.bash import tool as bash_module
 from tui_app.tools.bash.exit_codes import is_failure, last_command
 from tui_app.tools.bash.live_output import LiveOutput

@@ -28,6 +28,7 @@ SAMPLES = [
     ev.Warning(code="hook_timeout", message="the hook timed out", detail={"command": "x.sh"}),
     ev.SessionEnded(reason="exit"),
     ev.PermissionModeChanged(mode="acceptEdits", previous="default"),
+    ev.AgentConnected(agent="claude-code", version="2.1.332", agent_session_id="9b88", model="m", tools=["Bash"]),
     ev.TurnStarted(turn_id="turn-1", prompt="fix it"),
     ev.UserMessage(turn_id="turn-1", text="fix it"),
     ev.ModelStepStarted(step=1, model="m"),

@@ -65,6 +65,10 @@ class SessionOptions:
     #: a client (the TUI) will answer approvals; headless runs have none
     interactive: bool = False
     persist: bool = True
+    #: the agent Vigil supervises: its own ("vigil") or an external one ("claude-code", DESIGN §11)
+    agent: str | None = None
+    #: the external agent's executable (default: found on PATH)
+    agent_command: str | None = None
 
 
 def check_cwd(cwd: str) -> str:
@@ -228,9 +232,48 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
         raise SetupError(f"no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
     chosen = options.script or options.provider or options.model or (settings or {}).get("provider")
     recorded = summarize(session_id, log)
+    if recorded.provider in EXTERNAL_AGENTS and options.agent is None:
+        return replace(options, agent=recorded.provider)  # an external agent's session goes on with it
     if chosen or recorded.provider not in ("anthropic", "openai"):
         return options
     return replace(options, provider=recorded.provider, model=recorded.model or None)
+
+
+#: the external agents Vigil can drive (`--agent`), besides its own ("vigil")
+EXTERNAL_AGENTS = ("claude-code",)
+
+
+def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | None:
+    """The external agent the session runs (DESIGN §11), or None for Vigil's own."""
+    name = options.agent or settings.get("agent") or "vigil"
+    if options.agent is None and (options.script or options.provider):
+        name = "vigil"  # a model named on the command line is for Vigil's own agent
+    if name == "vigil":
+        return None
+    if name not in EXTERNAL_AGENTS:
+        raise SetupError(f"unknown agent {name!r} (known: vigil, {', '.join(EXTERNAL_AGENTS)})")
+    from tui_app.agents.claude_code.agent import ClaudeCodeAgent
+    from tui_app.agents.claude_code.command import ClaudeCodeUnusable, check_claude
+
+    command = options.agent_command or settings.get("agentCommand")
+    try:
+        path, version = check_claude(command if isinstance(command, str) else None)
+    except ClaudeCodeUnusable as exc:
+        raise SetupError(str(exc)) from None
+    return ClaudeCodeAgent(command=path, model=options.model or "", version=version, max_turns=options.max_turns,
+                           resume_id=recorded_agent_session(options.resume) if options.resume else None)
+
+
+def recorded_agent_session(session_id: str) -> str | None:
+    """The external agent's own session id, as the log last recorded it (for its --resume)."""
+    from tui_app.runtime.eventlog import read_events
+    from tui_app.runtime.paths import events_path
+
+    found = None
+    for event in read_events(events_path(session_id)).events:
+        if event.type == "AgentConnected" and event.agent_session_id:
+            found = event.agent_session_id
+    return found
 
 
 def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
@@ -239,12 +282,19 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     values = {**loaded.values, **(settings or {})}
     if options.resume:
         options = resume_target(options, values)
-    model = build_model(options, values)
+    driver = build_driver(options, values)
+    model = build_model(options, values) if driver is None else None
+    if driver is not None:
+        from dataclasses import replace
+
+        from tui_app.agents.claude_code.settings import vigil_only_hooks
+
+        loaded = replace(loaded, hooks=vigil_only_hooks(loaded.hooks))  # Claude Code runs its own
     relay = EventRelay()
     policy = build_policy(options, loaded, relay)
     registry = build_registry(policy)
     session = Session(
-        agent=run_turn, cwd=cwd, model=model, registry=registry, policy=policy,
+        agent=driver or run_turn, cwd=cwd, model=model, registry=registry, policy=policy,
         hooks=build_hooks(options, loaded, relay, registry),
         broker=ApprovalBroker(interactive=options.interactive, timeout_s=loaded.approval_timeout_s),
         session_id=options.resume or options.session_id, persist=options.persist, max_steps=options.max_turns,
@@ -264,9 +314,10 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         except SessionInUse as exc:
             raise SessionBusy(str(exc), exc.session_id, exc.pid) from None
         recorded = read_events(session.log_path).events if session.log_path else None
-    equip_builtin_agent(session, values, agent_tool=agent_tool, recorded=recorded)
+    if driver is None:  # memory, compaction, subagents, slash commands: an external agent has its own
+        equip_builtin_agent(session, values, agent_tool=agent_tool, recorded=recorded)
     connect_services(session)
-    mcp = build_mcp(options, session)
+    mcp = build_mcp(options, session) if driver is None else None  # Claude Code connects its own
     if mcp is not None:
         session.services["mcp"] = mcp
     return session

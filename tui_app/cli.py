@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", default=None, metavar="DIR", help="working directory (default: current)")
     parser.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model steps")
     parser.add_argument("--resume", metavar="ID", help="continue a recorded session")
+    parser.add_argument("--agent", choices=["vigil", "claude-code"], default=None,
+                        help="the agent to supervise: Vigil's own (default) or your Claude Code CLI")
+    parser.add_argument("--agent-command", metavar="PATH", help="the external agent's executable (default: on PATH)")
     parser.add_argument("--demo", action="store_true",
                         help="the bundled demo on a fresh sample project (headless with --output-format)")
     parser.add_argument("--version", action="version", version="vigil 0.1.0")
@@ -114,6 +117,7 @@ def options_from(args: argparse.Namespace, interactive: bool):
         settings_file=args.settings, no_claude_settings=args.no_claude_settings, mcp_config=args.mcp_config,
         strict_mcp_config=args.strict_mcp_config, max_turns=args.max_turns, resume=args.resume,
         interactive=interactive, add_dirs=list(getattr(args, "add_dir", None) or []),
+        agent=args.agent, agent_command=args.agent_command,
     )
 
 
@@ -194,16 +198,32 @@ def wants_demo(args: argparse.Namespace) -> bool:
     """The demo when asked for, or when nothing names a model (no script, provider, key or URL)."""
     if args.demo:
         return True
-    if args.script or args.resume:
+    if args.script or args.resume or args.agent not in (None, "vigil"):
         return False
     if args.provider == "scripted":
         return True
+    if args.provider is None and settings_agent(args) not in (None, "vigil"):
+        return False  # settings name an external agent to supervise
     from tui_app.providers.select import ProviderSetupError, resolve_config
 
     try:
         return resolve_config(provider=args.provider, model=args.model, base_url=args.base_url) is None
     except ProviderSetupError:
         return False  # building the session says what is wrong
+
+
+def settings_agent(args: argparse.Namespace) -> Any:
+    """The agent the settings files name (`"agent"`), if any."""
+    import os
+
+    from tui_app.config import SettingsError, load_settings
+
+    try:
+        loaded = load_settings(cwd=args.cwd or os.getcwd(), settings_file=args.settings,
+                               no_claude_settings=args.no_claude_settings)
+    except (SettingsError, OSError):
+        return None  # building the session says what is wrong
+    return loaded.values.get("agent")
 
 
 def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> Any:

@@ -59,6 +59,8 @@ def describe_action(request: PermissionRequested, cwd: str | None = None) -> str
 
 def describe_reason(request: PermissionRequested) -> str:
     reason = one_line(request.reason, 300)
+    if request.decided_by == "agent" and reason:
+        return reason  # an external agent's own question says who asks ("Claude Code asks: …")
     who = {
         "rule": "A permission rule asks before this call",
         "mode": "The permission mode asks before this call",

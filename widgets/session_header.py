@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tui_app.runtime.events import (
+    AgentConnected,
     ModelStepEnded,
     PermissionModeChanged,
     PermissionRequested,
@@ -50,6 +51,8 @@ class HeaderState:
     session_id: str = ""
     provider: str = ""
     model: str = ""
+    #: the external agent supervised (shown before its model), "" for Vigil's own
+    agent: str = ""
     mode: str = "default"
     cwd: str = ""
     input_tokens: int = 0
@@ -67,11 +70,14 @@ class HeaderState:
         """Fold one event in; True when the header should be redrawn."""
         if isinstance(event, SessionStarted):
             self.session_id, self.provider, self.model = event.session_id, event.provider, event.model
+            self.agent = event.agent or ""
             self.mode, self.cwd = event.permission_mode, event.cwd
             self.resumed = event.resumed_from is not None
             self.ended = False
         elif isinstance(event, PermissionModeChanged):
             self.mode = event.mode
+        elif isinstance(event, AgentConnected):
+            self.agent, self.model = event.agent, event.model or self.model
         elif isinstance(event, ModelStepEnded):
             self.input_tokens += int(event.usage.get("input_tokens", 0) or 0)
             self.output_tokens += int(event.usage.get("output_tokens", 0) or 0)
@@ -101,8 +107,10 @@ class HeaderState:
             parts += [(f"⚠ LOG NOT SAVED ({one_line(self.log_failure, 40)}) ", "bold $text-error")]
         if self.tag:
             parts += [(f"[{self.tag}] ", "bold $text-warning")]
-        parts += [(one_line(self.session_id or "starting…", 40), "$foreground 80%"), sep,
-                  (one_line(self.model or "?", 40), "bold"), sep,
+        parts += [(one_line(self.session_id or "starting…", 40), "$foreground 80%"), sep]
+        if self.agent:
+            parts += [(one_line(self.agent, 20), "bold $text-accent"), (" ", "")]
+        parts += [(one_line(self.model or ("?" if not self.agent else "its default model"), 40), "bold"), sep,
                   ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep]
         if self.ended:
             parts.append(("ended", "$foreground 60%"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tui_app.runtime.events import (
+    AgentConnected,
     ModelStepEnded,
     PermissionModeChanged,
     PermissionRequested,
@@ -31,3 +32,12 @@ def test_the_header_follows_the_session():
     state.apply(TurnEnded(reason="completed"))
     assert "· idle ·" in state.content().plain
     assert "/cwd-label" in state.content("/cwd-label").plain
+
+
+def test_the_header_names_the_external_agent_and_the_model_it_reports():
+    state = HeaderState()
+    state.apply(SessionStarted(session_id="s-2", cwd="/w/p", provider="claude-code", model="",
+                               permission_mode="default", agent="claude-code"))
+    assert state.content().plain.startswith(" Vigil s-2 · claude-code its default model · mode default")
+    state.apply(AgentConnected(agent="claude-code", version="2.1.332", agent_session_id="u-1", model="opus-x"))
+    assert state.content().plain.startswith(" Vigil s-2 · claude-code opus-x · mode default")

@@ -42,6 +42,7 @@ WHO = {
     "turn": "The turn",
     "guard": "A guard",
     "tool": "The tool",
+    "agent": "The agent",
 }
 
 
@@ -144,15 +145,18 @@ class ApprovalQueue:
         asked_by = self.subagents.get(request.agent_id or "", request.agent_id) if request.agent_id else None
         self.screen = ApprovalScreen(request, position=position, total=total, cwd=options.cwd,
                                      key_guard_s=options.key_guard_s, ring_bell=options.ring_bell,
-                                     clock=options.clock, forward_keys=options.forward_keys, asked_by=asked_by)
+                                     clock=options.clock, forward_keys=options.forward_keys, asked_by=asked_by,
+                                     on_answer=self._deliver)
         self.app.push_screen(self.screen, self._closed)
 
-    def _closed(self, result: ApprovalResult | None) -> None:
-        if result is not None:
-            answer = result.to_answer()
-            if answer is not None and not self.answer(result.request_id, answer):
-                self.app.notify("Too late: this request was already decided elsewhere.", severity="warning",
-                                markup=False)
+    def _deliver(self, result: ApprovalResult) -> None:
+        """The user's answer goes to the broker at once; the dialog closes after."""
+        answer = result.to_answer()
+        if answer is not None and not self.answer(result.request_id, answer):
+            self.app.notify("Too late: this request was already decided elsewhere.", severity="warning",
+                            markup=False)
+
+    def _closed(self, _result: ApprovalResult | None) -> None:
         self.current = None
         self.screen = None
         self.answered += 1

@@ -82,11 +82,13 @@ class SlashCompleter:
 
 def handle_prompt(screen: MainScreen, text: str) -> bool:
     """True when `text` was a command or a note (done here); False: send it to the model."""
+    controls = screen.controls
+    if controls is not None and controls.commands is None:
+        return False  # an external agent (Claude Code) has commands and memory of its own: the text is its
     if is_memory_note(text):
         ask_where_to_note(screen, text)
         return True
     invocation = parse_invocation(text)
-    controls = screen.controls
     if invocation is None or controls is None:
         return False
     name, arguments = invocation

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
 
 from tui_app.app.bridge import SessionRunner
 from tui_app.app.commands import VigilCommands
@@ -42,6 +43,10 @@ EXIT_GRACE_S = 5.0
 AUTO_PROMPT_DELAY_S = 1.2
 #: how often the idle-prompt watch looks at the clock
 IDLE_TICK_S = 2.0
+
+
+class PumpNow(Message):
+    """Drain the runtime's events now (a question for the user arrived)."""
 
 
 class VigilApp(App[int]):
@@ -73,6 +78,11 @@ class VigilApp(App[int]):
         self.closed = False
         #: /resume: the session to open when this app has closed (the CLI opens it)
         self.resume_request: str | None = None
+        self._pumping = False
+        #: set once the app runs: a wake before that has nothing to show yet
+        self._app_loop: asyncio.AbstractEventLoop | None = None
+        if session is not None:
+            session.subscribe(self._wake_for_the_user)
         self.draw_keys_at_once = True
         self._key_frames: set[asyncio.Task[None]] = set()
         self.batches = 0
@@ -94,6 +104,7 @@ class VigilApp(App[int]):
     # ---- start-up ---------------------------------------------------------------------------
 
     async def on_mount(self) -> None:
+        self._app_loop = asyncio.get_running_loop()
         await self.push_screen(self.main)
         if self.prefill:
             await self.main.apply(self.prefill)
@@ -139,19 +150,32 @@ class VigilApp(App[int]):
                     or getattr(main, "_closing", False) or not main.is_mounted)
 
     async def _pump(self) -> None:
-        if self.runner is None or self._shutting_down:
-            return
+        if self.runner is None or self._shutting_down or self._pumping:
+            return  # a pump already running drains it; the next tick takes what came after
         events = self.runner.drain()
         if not events:
             return
-        batch = coalesce(events)
-        self.batches += 1
-        await self.main.apply(batch)
-        self.approvals.observe(batch)
-        self.questions.observe(batch)
-        self.plans.observe(batch)
-        self.notifier.observe(batch)
-        self.idle_prompt.observe(batch)
+        self._pumping = True
+        try:
+            batch = coalesce(events)
+            self.batches += 1
+            await self.main.apply(batch)
+            self.approvals.observe(batch)
+            self.questions.observe(batch)
+            self.plans.observe(batch)
+            self.notifier.observe(batch)
+            self.idle_prompt.observe(batch)
+        finally:
+            self._pumping = False
+
+    def _wake_for_the_user(self, event: Any) -> None:
+        """On the runtime thread: a question for the user is shown now, not at the next tick (an
+        agent is waiting on it; the pump's period was most of the time to the dialog)."""
+        if event.type in ("PermissionRequested", "UserQuestionAsked") and self._app_loop is not None:
+            self.post_message(PumpNow())  # thread-safe; handled in the app's own context
+
+    async def on_pump_now(self, _message: PumpNow) -> None:
+        await self._pump()
 
     # ---- keys get their frame at once ------------------------------------------------------
 

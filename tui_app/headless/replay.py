@@ -15,7 +15,7 @@ from tui_app.headless.transcript import transcript_printer
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.catalog import valid_session_id
 from tui_app.runtime.eventlog import read_events
-from tui_app.runtime.events import SessionStarted, ToolMenu, TurnEnded, TurnStarted
+from tui_app.runtime.events import AgentConnected, SessionStarted, ToolMenu, TurnEnded, TurnStarted
 from tui_app.runtime.messages import ToolDefinition
 from tui_app.runtime.paths import events_path, sessions_dir
 from tui_app.runtime.results.sanitize import neutralize
@@ -37,6 +37,10 @@ class RecordedSession:
     permission_mode: str = "default"
     model: _Model = field(default_factory=_Model)
     tool_menu: list[ToolDefinition] = field(default_factory=list)
+
+    @property
+    def model_name(self) -> str:
+        return self.model.model
 
     def started(self, event: SessionStarted) -> None:
         self.cwd, self.permission_mode, self.model = event.cwd, event.permission_mode, _Model(event.model)
@@ -66,6 +70,9 @@ def _text(session_id: str, events: list[Any], out: IO[str]) -> None:
             verb = "resumed" if event.resumed_from else "started"
             out.write(f"Session {session_id} {verb} · {event.provider} {neutralize(event.model)} · "
                       f"{neutralize(event.cwd)}\n")
+        elif isinstance(event, AgentConnected):
+            out.write(f"{neutralize(event.agent)} {neutralize(event.version)} · model {neutralize(event.model)} · "
+                      f"its session {neutralize(event.agent_session_id)}\n")
         elif isinstance(event, TurnStarted):
             open_turn = True
             out.write(f"\n> {neutralize(event.prompt)}\n")

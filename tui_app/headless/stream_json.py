@@ -168,7 +168,7 @@ class Transcript:
         self.line({
             "type": "system", "subtype": "init", "cwd": self.session.cwd,
             "tools": [t.name for t in self.session.tool_menu], "mcp_servers": self.mcp_servers,
-            "model": model.model, "permissionMode": self.session.permission_mode, "slash_commands": [],
+            "model": self.session.model_name, "permissionMode": self.session.permission_mode, "slash_commands": [],
             "apiKeySource": "ANTHROPIC_API_KEY" if getattr(model, "provider", "") == "anthropic" else "none",
             "claude_code_version": CLAUDE_CODE_COMPAT_VERSION, "vigil_version": vigil_version(),
             "output_style": "default", "agents": [], "skills": [], "plugins": [],
@@ -184,11 +184,11 @@ class Transcript:
             self._subagent_event(agent_id, event)
             return
         if isinstance(event, ModelStepStarted):
-            model = event.model or self.session.model.model
+            model = event.model or self.session.model_name
             self._steps[event.step] = (model, event.ts or time.time(), f"msg_vigil_{secrets.token_hex(12)}")
         if self._stream is not None and self.fmt == "stream-json":
             step = self._steps.get(getattr(event, "step", -1))
-            self._stream.on_event(event, *(step[0], step[2]) if step else (self.session.model.model, ""))
+            self._stream.on_event(event, *(step[0], step[2]) if step else (self.session.model_name, ""))
         if isinstance(event, ModelRetry) and self.fmt == "text":
             # nothing else is printed until the answer: say why the wait is long
             sys.stderr.write(f"vigil: {neutralize(event.reason)}; retrying in {event.wait_ms / 1000:.1f} s "
@@ -238,7 +238,7 @@ class Transcript:
 
     def _step_ended(self, event: ModelStepEnded) -> None:
         model, started, message_id = self._steps.pop(
-            event.step, (self.session.model.model, event.ts or time.time(), f"msg_vigil_{secrets.token_hex(12)}"))
+            event.step, (self.session.model_name, event.ts or time.time(), f"msg_vigil_{secrets.token_hex(12)}"))
         assert self._usage is not None
         self._usage.step(model, event.usage, int(((event.ts or time.time()) - started) * 1000))
         if event.stop_reason is not None:

@@ -9,6 +9,7 @@ from typing import IO, Any
 from tui_app.runtime.events import (
     AssistantText,
     ConversationCompacted,
+    PermissionResolved,
     SubagentEnded,
     SubagentStarted,
     ToolCallError,
@@ -51,6 +52,9 @@ def transcript_printer(out: IO[str]) -> Callable[[Any], None]:
             else:
                 out.write(f"\n── conversation compacted ({event.trigger}, {event.tokens_before:,} → "
                           f"~{event.tokens_after:,} tokens) ──\n{neutralize(event.summary)}\n──\n")
+        elif isinstance(event, PermissionResolved) and event.decided_by == "agent":
+            # an external agent's own decision, never passed off as Vigil's
+            out.write(f"{pad or '    '}{neutralize(event.reason)}\n")
         else:
             return
         out.flush()

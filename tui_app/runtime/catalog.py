@@ -20,7 +20,7 @@ from tui_app.runtime.session_lock import holder
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _WANTED = (b'"type":"SessionStarted"', b'"type":"TurnStarted"', b'"type":"TurnEnded"',
-           b'"type":"SessionEnded"')
+           b'"type":"SessionEnded"', b'"type":"AgentConnected"')
 
 
 def valid_session_id(session_id: str) -> bool:
@@ -66,6 +66,8 @@ def summarize(session_id: str, path: Path) -> SessionSummary:
             if started is None:
                 started, cwd = event.ts, event.cwd
             provider, model = event.provider, event.model
+        elif event.type == "AgentConnected":
+            model = event.model or model  # an external agent names its model once it runs
         elif event.type == "TurnStarted":
             turns += 1
             open_turn = True

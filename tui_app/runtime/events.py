@@ -21,7 +21,8 @@ ErrorPhase = Literal[
     "output", "post_hook",
 ]
 SideEffects = Literal["none", "unknown", "applied"]
-Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout"]
+#: who decided a permission question; "agent": an external agent decided by itself (DESIGN §11)
+Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout", "agent"]
 
 
 def _is_none(value: Any) -> bool:
@@ -53,6 +54,8 @@ class SessionStarted(_Event):
     vigil_version: str = ""
     resumed_from: str | None = None
     title: str | None = None
+    #: the external agent this session supervises ("claude-code"); None for Vigil's own agent
+    agent: str | None = None
 
 
 class SettingsLoaded(_Event):
@@ -96,6 +99,19 @@ class PermissionModeChanged(_Event):
     type: Literal["PermissionModeChanged"] = "PermissionModeChanged"
     mode: str
     previous: str = ""
+
+
+class AgentConnected(_Event):
+    """An external agent reported itself: its version, model, tools, and its own session id
+    (what `--resume` hands back to it). A new one whenever any of that changes."""
+
+    type: Literal["AgentConnected"] = "AgentConnected"
+    agent: str
+    version: str = ""
+    agent_session_id: str = ""
+    model: str = ""
+    tools: list[str] = Field(default_factory=list)
+    pid: int | None = None
 
 
 class SessionEnded(_Event):
@@ -419,6 +435,7 @@ class PlanApprovalAsked(_Event):
 
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
+    | AgentConnected
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun

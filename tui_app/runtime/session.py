@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tui_app.runtime.agent import TurnResult, TurnRunner
+from tui_app.runtime.agent import AgentDriver, TurnResult, TurnRunner
 from tui_app.runtime.conversation import ConversationBuilder
 from tui_app.runtime.eventlog import LOG_FAILED_CODE, EventLogWriter, failure_reason, read_events
 from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
@@ -52,7 +52,7 @@ class Session:
         self,
         *,
         cwd: str,
-        model: ModelClient,
+        model: ModelClient | None,
         agent: TurnRunner,
         registry: ToolRegistry,
         policy: PermissionPolicy | None = None,
@@ -70,6 +70,8 @@ class Session:
         self.cwd = str(cwd)
         self.model = model
         self.agent = agent
+        #: an external agent (DESIGN §11) names the session's provider and model and owns a process
+        self.driver: AgentDriver | None = agent if isinstance(agent, AgentDriver) else None
         self.registry = registry
         self.policy: PermissionPolicy = policy or ModePolicy()
         self.hooks: HookRunner = hooks or NoHooks()
@@ -152,6 +154,14 @@ class Session:
     def permission_mode(self) -> str:
         return self.policy.mode
 
+    @property
+    def provider_name(self) -> str:
+        return self.driver.name if self.driver is not None else getattr(self.model, "provider", "")
+
+    @property
+    def model_name(self) -> str:
+        return self.driver.model if self.driver is not None else getattr(self.model, "model", "")
+
     def call_env(self, turn_id: str | None) -> CallEnv:
         return CallEnv(
             session_id=self.id, cwd=self.cwd, registry=self.registry, policy=self.policy, hooks=self.hooks,
@@ -202,9 +212,10 @@ class Session:
                 self.log_errors += 1
                 self._log_failed(exc)
         resumed = resumed or self._resume_warnings is not None
-        self.emit(SessionStarted(cwd=self.cwd, provider=self.model.provider, model=self.model.model,
+        self.emit(SessionStarted(cwd=self.cwd, provider=self.provider_name, model=self.model_name,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
-                                 resumed_from=self.id if resumed else None, title=title))
+                                 resumed_from=self.id if resumed else None, title=title,
+                                 agent=self.driver.name if self.driver is not None else None))
         for message in self._resume_warnings or ():
             self.emit(Warning(code="log_line_skipped", message=message))
         for temp in sweep_interrupted_writes():
@@ -214,7 +225,10 @@ class Session:
         for event in self.startup_events:
             self.emit(event)
         await self._start_services()
-        self.refresh_tool_menu()
+        if self.driver is None:
+            self.refresh_tool_menu()
+        else:  # an external agent shows its model its own tools; Vigil's menu is not sent anywhere
+            await self.driver.astart(self)
         context = await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
         for text in context:  # SessionStart hooks' output is context for the model
             self.emit(UserMessage(text=text, source="hook"))
@@ -268,7 +282,7 @@ class Session:
             loop.call_soon_threadsafe(control.abort, reason)
 
     async def close(self, reason: str = "exit") -> None:
-        closers = [s for s in (*self.services.values(), self.model) if hasattr(s, "aclose")]
+        closers = [s for s in (*self.services.values(), self.model, self.driver) if hasattr(s, "aclose")]
         for service in closers:
             try:
                 await service.aclose()

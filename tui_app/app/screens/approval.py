@@ -72,10 +72,14 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def __init__(self, request: PermissionRequested, *, position: int = 1, total: int = 1, cwd: str | None = None,
                  key_guard_s: float = KEY_GUARD_S, ring_bell: bool = True,
                  clock: Callable[[], float] = time.monotonic,
-                 forward_keys: Callable[[str], None] | None = None, asked_by: str | None = None) -> None:
+                 forward_keys: Callable[[str], None] | None = None, asked_by: str | None = None,
+                 on_answer: Callable[[ApprovalResult], None] | None = None) -> None:
         super().__init__()
         #: where characters typed during the key guard go (the prompt box they were meant for)
         self.forward_keys = forward_keys
+        #: told the answer the moment it is given, before the screen is popped (the agent waits on
+        #: it; popping and restyling the screen below can take a frame or more)
+        self.on_answer = on_answer
         self.request = request
         #: which subagent's call this is (None: the session's own agent)
         self.asked_by = asked_by
@@ -142,6 +146,8 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         return isinstance(self.request.preview_display, FileDiffDisplay)
 
     def on_mount(self) -> None:
+        if self._answered:  # decided elsewhere before it was even on screen: it is on its way out
+            return
         self._armed_at = self.clock() + self.key_guard_s
         self.query_one("#approval-confirm").display = False
         self.query_one("#approval-feedback").display = False
@@ -190,8 +196,9 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def set_queue(self, position: int, total: int) -> None:
         """More requests arrived (or were answered) while this one is shown."""
         self.position, self.total = position, total
-        if self.is_mounted:
-            self.query_one("#approval-title", Static).update(self._title())
+        # a dialog still being composed takes the new numbers from `compose`
+        for title in self.query("#approval-title").results(Static):
+            title.update(self._title())
 
     def _set_step(self, step: Literal["choose", "confirm_always", "feedback"]) -> None:
         self.step = step
@@ -213,6 +220,8 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def _finish(self, result: ApprovalResult) -> None:
         if not self._answered:
             self._answered = True
+            if self.on_answer is not None:
+                self.on_answer(result)
             self.dismiss(result)
 
     def _result(self, decision: Literal["allow", "deny", "closed"], **extra: object) -> ApprovalResult:

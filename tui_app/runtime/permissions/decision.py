@@ -14,7 +14,8 @@ from tui_app.runtime.contract import ToolFlags, ToolSpec
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 Behavior = Literal["allow", "ask", "deny"]
-DecidedBy = Literal["rule", "mode", "hook", "tool", "guard"]
+#: "agent": an external agent asked (Vigil's own policy had no word of its own on the call)
+DecidedBy = Literal["rule", "mode", "hook", "tool", "guard", "agent"]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Finding and ending the processes a shell call started.
+"""Finding and ending process groups: the shells Bash starts, and the external agents Vigil supervises.
 
 Every shell Vigil starts leads a new session (`start_new_session=True`), so it and everything it
 forks share one process group. Ending a call sends TERM to that group, to descendants that left it
