@@ -47,7 +47,7 @@ class Tripwire:
         hits = self.hits = []
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_GET(self) -> None:
                 hits.append(self.path)
                 self.send_response(200)
                 self.end_headers()

@@ -70,7 +70,7 @@ def test_lines_that_cannot_be_read_say_why(line, why):
 @pytest.mark.parametrize("line", [
     "git status", "git --no-pager log --oneline -5", "git diff HEAD~1", "git show HEAD:README.md", "git branch",
     "git branch --list 'feat*'", "ls -la | wc -l", "cat a b | grep -n x | head -3", "grep -rn foo src 2>/dev/null",
-    "rg -n TODO", "find . -name '*.py' -type f", "echo $(pwd)", "du -sh . && df -h", "LC_ALL=C sort notes",
+    "rg -n TODO", "find . -name '*.py' -type f", "echo $PWD", "du -sh . && df -h", "LC_ALL=C sort notes",
     "diff a b", "stat a", "which python", "head -c 100 f", "tail -n 20 log", "cd src && ls", "date +%s",
     "hostname -f",
 ])
@@ -84,6 +84,8 @@ def test_read_only_commands_get_read_only_flags(line):
     "sort -no s a", "rg --pre=zcat x", "FOO=1 ls",
     "PATH=/tmp/evil; ls", "export PATH=/x; git status", "date -s 2020-01-01", "hostname evil",
     "echo $(touch x)", "ls; make", "ls (", "tee out",
+    # a substitution is never read-only, even one whose command is (it is a command run for a word)
+    "echo $(pwd)",
 ])
 def test_anything_that_may_write_or_run_is_not_read_only(line):
     flags = bash_flags(line)

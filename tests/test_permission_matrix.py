@@ -150,7 +150,8 @@ BASH_CASES = [
     C("dontAsk-rule-allowed-runs", "Bash", "npm test", "allow", "rule", mode="dontAsk", allow=["Bash(npm test)"]),
     C("acceptEdits-fs-commands", "Bash", "mkdir -p build/out && touch build/out/x && cp notes build/n",
       "allow", "mode", mode="acceptEdits"),
-    C("acceptEdits-fs-outside", "Bash", "mkdir {o}/new", "ask", "mode", mode="acceptEdits"),
+    C("acceptEdits-fs-outside", "Bash", "mkdir {o}/new", "ask", "guard", "outside the working directories",
+      mode="acceptEdits"),
     C("acceptEdits-mv-protected", "Bash", "mv notes .git/notes", "ask", "guard", "protected", mode="acceptEdits"),
     C("cp-from-denied-path", "Bash", "cp .env leak.txt", "deny", "rule", mode="acceptEdits",
       deny=["Read(./.env)"]),
@@ -190,16 +191,17 @@ PATH_CASES = [
       deny=["Edit(./src/**)"]),
     C("edit-rule-governs-multiedit", "Edit", "{p}/src/app.py", "allow", "rule", allow=["MultiEdit(/src/**)"]),
     C("read-deny-blocks-edit", "Edit", "{p}/.env", "deny", "rule", "Read(./.env)", deny=["Read(./.env)"]),
-    C("edit-symlink-target-outside", "Edit", "{p}/src/link_out", "ask", "mode", allow=["Edit(/src/**)"]),
+    C("edit-symlink-target-outside", "Edit", "{p}/src/link_out", "ask", "guard", "outside the working",
+      allow=["Edit(/src/**)"]),
     C("edit-symlink-both-allowed", "Edit", "{p}/src/link_out", "allow", "rule",
       allow=["Edit(/src/**)", "Edit(/{o}/**)"]),
     C("edit-symlink-link-denied", "Edit", "{p}/src/link_out", "deny", "rule", deny=["Edit(/src/link_out)"]),
     C("edit-symlink-target-denied", "Edit", "{p}/src/link_out", "deny", "rule", deny=["Edit(/{o}/**)"]),
     C("edit-acceptEdits-inside", "Edit", "{p}/src/app.py", "allow", "mode", mode="acceptEdits"),
-    C("edit-acceptEdits-outside", "Edit", "{o}/notes.txt", "ask", "mode", mode="acceptEdits"),
+    C("edit-acceptEdits-outside", "Edit", "{o}/notes.txt", "ask", "guard", "outside the working", mode="acceptEdits"),
     C("edit-acceptEdits-additional-dir", "Edit", "{o}/notes.txt", "allow", "mode", mode="acceptEdits",
       extra_dirs=("{o}",)),
-    C("edit-acceptEdits-symlink-out", "Edit", "{p}/src/link_out", "ask", "mode", mode="acceptEdits"),
+    C("edit-acceptEdits-symlink-out", "Edit", "{p}/src/link_out", "ask", "guard", mode="acceptEdits"),
     C("edit-plan-denied", "Edit", "{p}/src/app.py", "deny", "mode", "plan mode", mode="plan"),
     C("edit-dontAsk-denied", "Edit", "{p}/src/app.py", "deny", "mode", "dontAsk", mode="dontAsk"),
     C("edit-bypass-runs", "Edit", "{p}/src/app.py", "allow", "mode", mode="bypassPermissions"),
@@ -315,6 +317,9 @@ def test_rule_matrix(case: Case, world: dict[str, str]):
         assert case.why in decision.reason or case.why == decision.rule, decision
     if case.suggest is not None:
         assert decision.suggested_rules == case.suggest
-    if decision.behavior == "ask" and decision.decided_by != "mode":
+    if decision.behavior == "ask" and "outside the working directories" in decision.reason:
+        # a path outside is lifted by a Read/Edit allow rule naming it: that rule is what is offered
+        assert decision.suggested_rules and all(r.startswith(("Read(//", "Edit(//")) for r in decision.suggested_rules)
+    elif decision.behavior == "ask" and decision.decided_by != "mode":
         # an always-allow that no rule could honour is never offered
         assert decision.suggested_rules == ()
