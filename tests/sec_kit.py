@@ -24,11 +24,16 @@ import itertools
 import json
 import os
 import secrets
+import shutil
 import subprocess
+import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.runtime.pipeline import ToolCall, run_call
@@ -108,6 +113,18 @@ class Canary:
                         digest = hashlib.sha256(handle.read()).hexdigest()
                     seen[rel] = f"file:{oct(os.stat(path).st_mode & 0o7777)}:{digest}"
         return seen
+
+
+@pytest.fixture
+def canary_root() -> Iterator[Path]:
+    """A fresh directory outside /tmp: inside the sandbox /tmp is private, so a workspace (and its
+    "outside" and home) under /var/tmp is seen the way a real project under $HOME is."""
+    base = "/var/tmp" if os.path.isdir("/var/tmp") and os.access("/var/tmp", os.W_OK) else None
+    root = Path(tempfile.mkdtemp(prefix="vigil-canary-", dir=base))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def make_canary(root: Path, settings: dict[str, Any] | None = None) -> Canary:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.needs import need_program
-from tests.sec_kit import Tripwire, attack_settings, attempt, isolate, make_canary, open_session
+from tests.sec_kit import Tripwire, attack_settings, attempt, canary_root, isolate, make_canary, open_session
 from tui_app.runtime.permissions.decision import PermissionQuery
 
 
@@ -177,14 +177,15 @@ async def run_case(case: A, canary, tripwire, sandbox: bool) -> None:
 
 
 SANDBOX = {"sandboxed": {}, "no-sandbox": {"enabled": False}}
+__all__ = ["canary_root"]  # the fixture, imported for pytest
 
 
 @pytest.mark.parametrize("where", list(SANDBOX))
 @pytest.mark.parametrize("case", EXECUTES + READS_DENIED + OUTSIDE, ids=lambda c: c.id)
-async def test_attack_is_denied_or_harmless(case: A, where: str, tmp_path, monkeypatch, tripwire):
+async def test_attack_is_denied_or_harmless(case: A, where: str, canary_root, monkeypatch, tripwire):
     if where == "sandboxed":
         need_program("bwrap")
         need_program("socat")
-    canary = make_canary(tmp_path, attack_settings(**SANDBOX[where]))
+    canary = make_canary(canary_root, attack_settings(**SANDBOX[where]))
     isolate(monkeypatch, canary)
     await run_case(case, canary, tripwire, sandbox=where == "sandboxed")

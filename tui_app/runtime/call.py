@@ -74,6 +74,8 @@ class CallState:
     started: bool = False
     ctx: ToolContext | None = None
     timeout: ResolvedTimeout | None = None
+    #: what the permission decision said about the sandbox (Bash)
+    sandboxed: bool | None = None
 
     @property
     def tool_name(self) -> str:

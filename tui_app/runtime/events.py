@@ -210,6 +210,8 @@ class PermissionRequested(_Event):
     suggested_rules: list[str] = Field(default_factory=list)
     #: what the "interactive" half of the race is (False → nobody but hooks can answer)
     interactive: bool = True
+    #: Bash: the command will run in the sandbox (None: not a sandboxable call, or no sandbox known)
+    sandboxed: bool | None = None
 
 
 class PermissionResolved(_Event):
@@ -245,6 +247,8 @@ class ToolCallStarted(_Event):
     flags: ToolFlags
     timeout_ms: int | None = None
     group: int = 0
+    #: Bash: it runs in the sandbox (None: not a sandboxable call, or no sandbox known)
+    sandboxed: bool | None = None
 
 
 class ToolCallProgress(_Event):

@@ -128,6 +128,7 @@ def decide_permission(state: CallState) -> PermissionDecision:
     assert spec is not None
     state.flags = spec.flags_of(state.input)
     decision = env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd))
+    state.sandboxed = decision.sandboxed
     decision = combine_with_hook(decision, state.hook_word, state.hook_reason, spec)  # type: ignore[arg-type]
     if decision.behavior == "deny":
         env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="deny",
@@ -152,10 +153,11 @@ def start(state: CallState) -> None:
     env.emit(ToolCallStarted(
         turn_id=env.turn_id, call_id=state.call.id, tool=spec.name, input=state.input,
         target=spec.target(state.input), flags=state.flags,
-        timeout_ms=timeout.limit_ms if timeout else None, group=state.group,
+        timeout_ms=timeout.limit_ms if timeout else None, group=state.group, sandboxed=state.sandboxed,
     ))
     progress = ProgressSink(_progress_emitter(state))
     state.ctx = make_context(state, progress)
+    state.ctx.sandboxed = state.sandboxed
     state.ctx.timeout_ms = timeout.limit_ms if timeout else None
     state.timeout = timeout
 

@@ -31,8 +31,11 @@ from tui_app.runtime.permissions.bash_readonly import Reading, classify
 from tui_app.runtime.permissions.bash_words import Where, expand_paths, word_text
 from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
 from tui_app.runtime.permissions.rules import EDIT_FAMILY, escape_bash
+from tui_app.runtime.permissions.working_dirs import inside
 
 FS_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp"})
+#: what the sandbox gives each command of its own
+SANDBOX_PRIVATE = ("/tmp",)
 #: commands whose operands are files they create, change or remove
 WRITERS = FS_COMMANDS | frozenset({"rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate", "tee", "install"})
 _TARGET_OPTIONS = ("-t", "--target-directory")
@@ -55,8 +58,8 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     _reads(view, a, reading, sandboxed)
     after = Where(reading.dirs, view.home) if reading.dirs is not None else None
     for cmd in parsed.commands:
-        _writes(view, a, cmd, after)
-    _redirects(view, a, parsed, after)
+        _writes(view, a, cmd, after, sandboxed)
+    _redirects(view, a, parsed, after, sandboxed)
     _allowed(view, a, names, parsed, reading, after, command)
     return a
 
@@ -81,12 +84,18 @@ def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: Si
 
 # ---- reads ---------------------------------------------------------------------------------------
 
+def _private(view: RuleView, paths: tuple[str, ...], sandboxed: bool) -> bool:
+    """Inside the sandbox /tmp is its own, empty and thrown away: nothing there is the host's."""
+    return sandboxed and all(inside(p, SANDBOX_PRIVATE) and not view.dirs.contains((p,)) for p in paths)
+
+
 def _reads(view: RuleView, a: Assessment, reading: Reading, sandboxed: bool) -> None:
     for read in reading.reads:
         for path in read.paths or ():
             paths = view.spell(path)
             view.check_read(a, path, READERS, deny_only=True)
-            view.check_outside_read(a, paths)
+            if not _private(view, paths, sandboxed):
+                view.check_outside_read(a, paths)
             if read.recursive and not sandboxed:
                 rule = view.deny_under(paths)
                 if rule is not None:
@@ -129,7 +138,7 @@ def _write_targets(cmd: SimpleCommand, where: Where | None) -> tuple[list[str], 
     return [p for g in groups for p in g], []
 
 
-def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None) -> None:
+def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
     if cmd.name not in WRITERS:
         return
     targets = _write_targets(cmd, where)
@@ -139,13 +148,16 @@ def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | No
     for path in written:
         paths = view.spell(path)
         view.check_edit_guards(a, paths, EDIT_FAMILY)
-        view.check_outside_write(a, paths, EDIT_FAMILY)
+        if not _private(view, paths, sandboxed):
+            view.check_outside_write(a, paths, EDIT_FAMILY)
     for path in read:
         view.check_read(a, path, READERS, deny_only=True)
-        view.check_outside_read(a, view.spell(path))
+        if not _private(view, view.spell(path), sandboxed):
+            view.check_outside_read(a, view.spell(path))
 
 
-def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Where | None) -> None:
+def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Where | None,
+               sandboxed: bool) -> None:
     for redirect in parsed.redirects:
         if not redirect.writes:
             continue  # reads were checked with the rest of the line's reads
@@ -156,7 +168,8 @@ def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Wher
             continue
         for target in targets:
             view.check_edit(a, target, EDIT_FAMILY, mode_may_allow=where is not None and len(where.dirs) == 1)
-            view.check_outside_write(a, view.spell(target), EDIT_FAMILY)
+            if not _private(view, view.spell(target), sandboxed):
+                view.check_outside_write(a, view.spell(target), EDIT_FAMILY)
 
 
 # ---- what allows the line ------------------------------------------------------------------------

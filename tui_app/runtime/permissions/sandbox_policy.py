@@ -21,8 +21,9 @@ lists are merged):
 What a sandboxed command sees (`layout`): the root filesystem read-only; the working directories
 (and `allowWrite`) writable; a private /tmp; every path a Read deny rule (or `denyRead`) covers
 masked; settings files, hook scripts, `.mcp.json`, `.claude/`, `.vigil/`, `.git/hooks`,
-`.git/config` and shell rc files read-only — those that do not exist yet get a read-only
-placeholder for the command's lifetime, so nothing can create them either.
+`.git/config` and shell rc files read-only — `.mcp.json`, `.claude/`, `.vigil/` and `.git/hooks`
+get an empty read-only placeholder while a command runs when they do not exist yet, so nothing
+can create them either (removed afterwards when still empty).
 """
 
 from __future__ import annotations
@@ -189,8 +190,12 @@ class SandboxPolicy:
     #: can bubblewrap run here? None until probed
     available: bool | None = None
     unavailable_reason: str = ""
+    #: socat is there to relay the proxy (else sandboxed commands have no network at all)
+    network_available: bool = False
     #: domains the user allowed for the rest of the session
     session_domains: set[str] = field(default_factory=set)
+    #: saves an "always allow" answer for a host: (host, rules, destination)
+    remember: Callable[[str, list[str], str], None] | None = None
 
     @property
     def enabled(self) -> bool:
@@ -312,6 +317,24 @@ def _wild(pattern: str) -> bool:
             return True
         i += 1
     return False
+
+
+INSTALL_HINT = "install bubblewrap and socat (Debian/Ubuntu: apt-get install bubblewrap socat)"
+
+
+def unavailable_message(sandbox: SandboxPolicy) -> str:
+    """What the user must know at start when the sandbox is not what they would expect ("" if all is well)."""
+    if not sandbox.enabled:
+        return ""
+    if not sandbox.available:
+        if sandbox.required:
+            return (f"No sandbox: {sandbox.unavailable_reason}. sandbox.failIfUnavailable is set, so Bash commands "
+                    f"will not run; {INSTALL_HINT}.")
+        return (f"No sandbox: {sandbox.unavailable_reason}. Bash commands run unsandboxed, and only a short list of "
+                f"read-only commands runs without asking; {INSTALL_HINT}.")
+    if not sandbox.network_available:
+        return "The sandbox has no network: socat is not installed (apt-get install socat)."
+    return ""
 
 
 def _protect(path: str, kind: str, readonly: list[str], placeholders: list[tuple[str, str]]) -> None:
