@@ -61,8 +61,11 @@ class Tripwire:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        # 127.0.0.2, not .1: commands reach 127.0.0.1 and localhost directly (their own loopback
+        # in the sandbox), so only another address shows whether the way out is closed
+        self.host = "127.0.0.2"
+        self.server = http.server.ThreadingHTTPServer((self.host, 0), Handler)
+        self.url = f"http://{self.host}:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
