@@ -160,6 +160,10 @@ def _syntax_error(root: Node, source: str) -> str:
 def _walk(node: Node, commands: list[SimpleCommand], redirects: list[Redirect], depth: int,
           types: set[str]) -> None:
     kind = node.type
+    if kind == "test_command" and node.children and node.children[0].type == "[":
+        # `[ … ]` is the `[` builtin, a command like `test` (only `[[ … ]]` is syntax of its own)
+        _bracket_test(node, commands, depth, types)
+        return
     if node.is_named:
         types.add(kind)
     if kind == "expansion" and [c.type for c in node.children] != ["${", "variable_name", "}"]:
@@ -184,6 +188,21 @@ def _walk(node: Node, commands: list[SimpleCommand], redirects: list[Redirect], 
         commands.append(SimpleCommand((), tuple(_text(a) for a in assignments)))
     for child in node.children:
         _walk(child, commands, redirects, depth, types)
+
+
+def _bracket_test(node: Node, commands: list[SimpleCommand], depth: int, types: set[str]) -> None:
+    """`[ EXPR ]` as the simple command `[ EXPR ]` (read like `test EXPR ]`), and the commands
+    its substitutions run."""
+    inner = _text(node)[1:-1]
+    found: list[SimpleCommand] = []
+    tree = _parser().parse(f"test {inner} ]".encode("utf-8"))
+    if tree.root_node.has_error:
+        raise _Unreadable(_syntax_error(tree.root_node, inner))
+    _walk(tree.root_node, found, [], depth, types)
+    head = found[0]
+    commands.append(SimpleCommand((Word("[", "[", (("lit", "["),)), *head.words[1:]), head.assignments,
+                                  head.wrappers))
+    commands.extend(found[1:])
 
 
 def _text(node: Node) -> str:

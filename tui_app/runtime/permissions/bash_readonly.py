@@ -158,11 +158,17 @@ def _command_problem(cmd: SimpleCommand, where: Where) -> str:
         names = glob_names(word, where)
         if names is None:
             return f"`{word.source}` is only known at run time"
-        if any(n.startswith("-") for n in names):
+        if _glob_first(word) and any(n.startswith("-") for n in names):
             return f"`{word.source}` matches a file whose name starts with `-` (it would be read as an option)"
     if word_text(cmd.words[0]) is None:
         return f"the program `{cmd.words[0].source}` is only known at run time"
     return ""
+
+
+def _glob_first(word: Word) -> bool:
+    """The word starts with a wildcard: what it expands to may start with anything, `-` too."""
+    first = word.pieces[0] if word.pieces else ("lit", "")
+    return first[0] == "raw" and first[1][:1] in ("*", "?", "[")
 
 
 def _read(word: Word, where: Where, lost: bool, recursive: bool) -> ReadPath:

@@ -24,13 +24,14 @@ line reads or writes that can be told.
 from __future__ import annotations
 
 import os
+import re
 
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.permissions.bash_parse import ParsedCommand, SimpleCommand, after_xargs_options, parse_command
 from tui_app.runtime.permissions.bash_readonly import Reading, classify
 from tui_app.runtime.permissions.bash_words import Where, expand_paths, word_text
 from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
-from tui_app.runtime.permissions.rules import EDIT_FAMILY, escape_bash
+from tui_app.runtime.permissions.rules import EDIT_FAMILY, bash_matches, escape_bash
 from tui_app.runtime.permissions.working_dirs import inside
 
 FS_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp"})
@@ -174,9 +175,21 @@ def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Wher
 
 # ---- what allows the line ------------------------------------------------------------------------
 
+def _exactly_allowed(view: RuleView, names: frozenset[str], line: str) -> bool:
+    """Only a rule without wildcards (the line itself, as "always allow" saves it) allows a line
+    whose syntax hides what it runs: `Bash(echo *)` would match the whole of
+    `echo hi && [[ -v 'a[$(rm x)]' ]]`."""
+    return any(not _has_wildcard(r.specifier or "") and bash_matches(r.specifier or "", line)
+               for r in view.of("allow", names))
+
+
+def _has_wildcard(specifier: str) -> bool:
+    return re.search(r"(?<!\\)\*", specifier) is not None
+
+
 def _allowed(view: RuleView, a: Assessment, names: frozenset[str], parsed: ParsedCommand, reading: Reading,
              where: Where | None, command: str) -> None:
-    if reading.hidden and view.bash_hit("allow", names, [command.strip()]) is None:
+    if reading.hidden and not _exactly_allowed(view, names, command.strip()):
         a.unallowed.append(f"Bash({escape_bash(command.strip())})")
     for cmd, known in zip(parsed.commands, reading.known, strict=True):
         rule = view.bash_hit("allow", names, [cmd.full_text])
