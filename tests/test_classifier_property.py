@@ -58,7 +58,8 @@ PATHS = ["notes.txt", "src", "src/app.py", ".", "..", "secret/key", "se*/key", "
 NASTY = ["'a[$(touch pwned)]'", "\"a[\\$(touch pwned)]\"", "$(touch pwned)", "`touch pwned`",
          "${x:-$(touch pwned)}", "$(( a[$(touch pwned)] ))", "$_", "<(touch pwned)", "CANARY", "hello",
          "'$(touch pwned)'"]
-PREFIXES = ["", "", "", "", "", "", "cd secret && ", "cd .. && ", "cd src; ", "LANG=C ", "FOO=1 ", "timeout 5 ", "nohup ",
+PREFIXES = ["", "", "", "", "", "", "cd secret && ", "cd .. && ", "cd src; ", "LANG=C ", "FOO=1 ", "timeout 5 ",
+            "nohup ",
             ": -v; ", "cd se* && "]
 JOINERS = [" && ", " ; ", " | ", " || "]
 REDIRECTS = ["", "", "", "", "", "", " 2>/dev/null", " > pwned", " >> notes.txt", " < secret/key", " < notes.txt",
@@ -82,13 +83,14 @@ def simple_command(draw):
 
 #: syntax where bash evaluates a subscript or arithmetic without any command showing
 CONSTRUCTS = ["[[ -v {x} ]]", "[[ 1 -eq {x} ]]", "(( {x} ))", "echo $(( {x} ))", "echo ${{v:-{x}}}",
-              "echo \"${{v:{x}}}\"", "declare -p {x}", "read -t 0 {x}", "let {x}", "for (( i={x}; i<1; i++ )); do :; done",
+              "echo \"${{v:{x}}}\"", "declare -p {x}", "read -t 0 {x}", "let {x}",
+              "for (( i={x}; i<1; i++ )); do :; done",
               "a[{x}]=1", "unset {x}", "echo ${{!v}}"]
 
 
 @st.composite
 def construct(draw):
-    return draw(st.sampled_from(CONSTRUCTS)).format(x=draw(st.sampled_from(NASTY + ["'a[1]'", "x"])))
+    return draw(st.sampled_from(CONSTRUCTS)).format(x=draw(st.sampled_from([*NASTY, "'a[1]'", "x"])))
 
 
 @st.composite

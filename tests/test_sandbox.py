@@ -186,7 +186,8 @@ async def test_nothing_the_command_started_outlives_it(auto):
 
 @pytest.mark.parametrize("command", ["unshare -U true", "umount secret", "mount -o remount,rw /"])
 async def test_the_sandbox_cannot_be_taken_apart_from_inside(auto, command):
-    found = await run(auto, f"{command}; " + py(f"print(open('secret/key').read()); open({str(auto.outside)!r} + '/x', 'w')"))
+    escape = py(f"print(open('secret/key').read()); open({str(auto.outside)!r} + '/x', 'w')")
+    found = await run(auto, f"{command}; {escape}")
     assert found.sandboxed and not found.leaked and not found.changed, found.describe()
 
 
