@@ -178,9 +178,9 @@ def isolate(monkeypatch: Any, canary: Canary) -> None:
 
 
 def session_for(canary: Canary, mode: str = "default", add_dirs: tuple[str, ...] = (),
-                interactive: bool = False) -> Session:
+                interactive: bool = False, steps: list[dict[str, Any]] | None = None) -> Session:
     script = canary.root / "script.json"
-    script.write_text(json.dumps({"steps": [{"text": "ok"}]}))
+    script.write_text(json.dumps({"steps": steps or [{"text": "ok"}]}))
     options = SessionOptions(cwd=str(canary.proj), script=str(script), no_claude_settings=True,
                              interactive=interactive, persist=False, permission_mode=mode)  # type: ignore[arg-type]
     if add_dirs:
