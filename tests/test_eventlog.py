@@ -27,6 +27,8 @@ SAMPLES = [
     ev.Warning(code="hook_timeout", message="the hook timed out", detail={"command": "x.sh"}),
     ev.SessionEnded(reason="exit"),
     ev.PermissionModeChanged(mode="acceptEdits", previous="default"),
+    ev.SandboxStatus(status="unavailable", reason="bubblewrap is not installed", network=False),
+    ev.WorkingDirectoriesChanged(directories=["/p", "/lib"], added=["/lib"]),
     ev.TurnStarted(turn_id="turn-1", prompt="fix it"),
     ev.UserMessage(turn_id="turn-1", text="fix it"),
     ev.ModelStepStarted(step=1, model="m"),

@@ -172,10 +172,15 @@ def build_sandbox(policy: RulePolicy, settings: LoadedSettings) -> Any:
 
 
 def sandbox_events(sandbox: Any) -> list[Any]:
+    from tui_app.runtime.events import SandboxStatus
     from tui_app.runtime.permissions.sandbox_policy import unavailable_message
 
+    events: list[Any] = [SandboxStatus(status=sandbox.status, reason=sandbox.unavailable_reason,
+                                       network=sandbox.network_available)]
     message = unavailable_message(sandbox)
-    return [Warning(code="sandbox_unavailable", message=message)] if message else []
+    if message:
+        events.append(Warning(code="sandbox_unavailable", message=message))
+    return events
 
 
 def build_hooks(options: SessionOptions, settings: LoadedSettings | None = None,

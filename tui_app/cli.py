@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE")
     parser.add_argument("--strict-mcp-config", action="store_true")
     parser.add_argument("--cwd", default=None, metavar="DIR", help="working directory (default: current)")
+    parser.add_argument("--add-dir", dest="add_dirs", action="append", default=[], metavar="DIR",
+                        help="another working directory (repeatable): reads and writes there do not ask")
     parser.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model steps")
     parser.add_argument("--resume", metavar="ID", help="continue a recorded session")
     parser.add_argument("--demo", action="store_true",
@@ -100,7 +102,7 @@ def options_from(args: argparse.Namespace, interactive: bool):
         disallowed_tools=[r for group in args.disallowed_tools for r in group],
         settings_file=args.settings, no_claude_settings=args.no_claude_settings, mcp_config=args.mcp_config,
         strict_mcp_config=args.strict_mcp_config, max_turns=args.max_turns, resume=args.resume,
-        interactive=interactive,
+        interactive=interactive, add_dirs=list(getattr(args, "add_dirs", [])),
     )
 
 

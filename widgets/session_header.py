@@ -16,6 +16,7 @@ from tui_app.runtime.events import (
     PermissionModeChanged,
     PermissionRequested,
     PermissionResolved,
+    SandboxStatus,
     SessionEnded,
     SessionStarted,
     TurnEnded,
@@ -34,6 +35,10 @@ MODE_STYLES = {
     "dontAsk": "bold $text-warning",
     "bypassPermissions": "bold $text-error",
 }
+
+
+#: said in the header when Bash commands do not run in a sandbox
+SANDBOX_LABELS = {"unavailable": ("⚠ no sandbox", "bold $text-error"), "off": ("sandbox off", "bold $text-warning")}
 
 
 def fmt_tokens(n: int) -> str:
@@ -59,6 +64,8 @@ class HeaderState:
     resumed: bool = False
     #: shown before the session id ("demo", "replay")
     tag: str = ""
+    #: "on", "off", "unavailable" ("" until the session says)
+    sandbox: str = ""
 
     def apply(self, event: Any) -> bool:
         """Fold one event in; True when the header should be redrawn."""
@@ -69,6 +76,8 @@ class HeaderState:
             self.ended = False
         elif isinstance(event, PermissionModeChanged):
             self.mode = event.mode
+        elif isinstance(event, SandboxStatus):
+            self.sandbox = event.status
         elif isinstance(event, ModelStepEnded):
             self.input_tokens += int(event.usage.get("input_tokens", 0) or 0)
             self.output_tokens += int(event.usage.get("output_tokens", 0) or 0)
@@ -97,6 +106,8 @@ class HeaderState:
         parts += [(one_line(self.session_id or "starting…", 40), "$foreground 80%"), sep,
                   (one_line(self.model or "?", 40), "bold"), sep,
                   ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep]
+        if self.sandbox in SANDBOX_LABELS:
+            parts += [SANDBOX_LABELS[self.sandbox], sep]
         if self.ended:
             parts.append(("ended", "$foreground 60%"))
         elif self.waiting:

@@ -342,7 +342,7 @@ class ToolTable(ScrollView, can_focus=True):
             state = f"{STATE_GLYPHS[row.state]} {row.error_code}"
         values = {
             "number": (str(row.number), "dim"),
-            "tool": (one_line(row.tool), "tool"),
+            "tool": (one_line(row.tool_label), "tool"),
             "target": (one_line(short_path(row.target, self.cwd)), "base"),
             "state": (state, state_name),
             "group": (row.group, "dim"),

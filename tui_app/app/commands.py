@@ -12,7 +12,13 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tui_app.app.screens.main import MODES, TABLE_FILTERS, MainScreen
-from tui_app.app.session_actions import export_transcript, open_mcp_servers, open_session_browser, open_settings_files
+from tui_app.app.session_actions import (
+    export_transcript,
+    open_add_directory,
+    open_mcp_servers,
+    open_session_browser,
+    open_settings_files,
+)
 
 MODE_HELP = {
     "default": "ask before edits, commands and other side effects",
@@ -39,6 +45,8 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
         for mode in MODES:
             found.append((f"Permission mode: {mode}", partial(main.set_mode, mode), MODE_HELP[mode]))
         found.append(("Focus the prompt", partial(main.action_focus, "prompt"), "ctrl+e"))
+        found.append(("Add directory", partial(open_add_directory, main),
+                      "a working directory more: reads and writes there do not ask about where they are"))
     replay = getattr(main, "timeline_commands", None)
     if replay is not None:
         found += replay()

@@ -7,7 +7,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from tui_app.app.bridge import SessionRunner
-from tui_app.runtime.events import PermissionModeChanged
+from tui_app.runtime.events import PermissionModeChanged, WorkingDirectoriesChanged
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 
 
@@ -42,6 +42,19 @@ class LiveControls:
                 session.emit(PermissionModeChanged(mode=mode, previous=previous))
 
         return self.runner.call(change())
+
+    def add_directory(self, path: str) -> Future[Any]:
+        """A working directory more, for this session (the result: the directories added)."""
+        session = self.session
+
+        async def add() -> list[str]:
+            adder = getattr(session.policy, "add_directories", None)
+            added = adder([path]) if adder is not None else []
+            if added:
+                session.emit(WorkingDirectoriesChanged(directories=list(session.policy.dirs.dirs), added=added))
+            return list(added or [])
+
+        return self.runner.call(add())
 
     def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> bool:
         return self.session.broker.answer(request_id, answer)

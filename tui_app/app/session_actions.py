@@ -4,6 +4,7 @@ read-only replay), the settings report, the transcript export, the MCP servers."
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,32 @@ async def export_transcript(screen: MainScreen) -> Path | None:
         return None
     screen.notify(f"Transcript written to {one_line(str(path), 300)}", markup=False, timeout=8)
     return path
+
+
+def open_add_directory(screen: MainScreen) -> None:
+    """Ask for a directory, then make it a working directory of the live session."""
+    from tui_app.app.screens.add_directory import AddDirectoryScreen
+
+    controls = screen.controls
+    if controls is None:
+        return
+    policy = getattr(getattr(controls, "session", None), "policy", None)
+    current = list(getattr(getattr(policy, "dirs", None), "dirs", ()) or [])
+
+    async def add(path: str) -> None:
+        try:
+            added = await asyncio.wrap_future(controls.add_directory(path))
+        except Exception as exc:  # the runtime refused: say why
+            screen.notify(f"Could not add {path}: {exc}", severity="error", markup=False)
+            return
+        screen.notify(f"Working directory added: {path}" if added else f"Already a working directory: {path}",
+                      markup=False, timeout=3)
+
+    def chosen(path: str | None) -> None:
+        if path:
+            screen.app.run_worker(add(path), group="add-directory")
+
+    screen.app.push_screen(AddDirectoryScreen(screen.cwd or os.getcwd(), current), chosen)
 
 
 def open_settings_files(screen: MainScreen) -> None:

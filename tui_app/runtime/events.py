@@ -91,6 +91,27 @@ class PermissionModeChanged(_Event):
     previous: str = ""
 
 
+class SandboxStatus(_Event):
+    """Whether Bash commands run in a sandbox in this session ("off": settings turned it off;
+    "unavailable": bubblewrap cannot run here). The header says so when they do not."""
+
+    type: Literal["SandboxStatus"] = "SandboxStatus"
+    status: Literal["on", "off", "unavailable"]
+    reason: str = ""
+    #: sandboxed commands can reach allowed hosts through the proxy (socat is there)
+    network: bool = True
+
+
+class WorkingDirectoriesChanged(_Event):
+    """The working directories now (the cwd first), and what changed: `--add-dir`, "Add directory",
+    a hook's addDirectories / removeDirectories."""
+
+    type: Literal["WorkingDirectoriesChanged"] = "WorkingDirectoriesChanged"
+    directories: list[str]
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+
+
 class SessionEnded(_Event):
     type: Literal["SessionEnded"] = "SessionEnded"
     reason: str = "exit"
@@ -353,6 +374,7 @@ class UserQuestionAnswered(_Event):
 
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
+    | SandboxStatus | WorkingDirectoriesChanged
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun

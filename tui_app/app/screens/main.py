@@ -92,6 +92,8 @@ class SessionControls(Protocol):
 
     def set_mode(self, mode: str) -> Future[Any]: ...
 
+    def add_directory(self, path: str) -> Future[Any]: ...
+
 
 class MainScreen(Screen[None]):
     CSS_PATH = str(STYLES / "main.tcss")

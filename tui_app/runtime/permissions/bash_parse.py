@@ -195,7 +195,7 @@ def _bracket_test(node: Node, commands: list[SimpleCommand], depth: int, types: 
     its substitutions run."""
     inner = _text(node)[1:-1]
     found: list[SimpleCommand] = []
-    tree = _parser().parse(f"test {inner} ]".encode("utf-8"))
+    tree = _parser().parse(f"test {inner} ]".encode())
     if tree.root_node.has_error:
         raise _Unreadable(_syntax_error(tree.root_node, inner))
     _walk(tree.root_node, found, [], depth, types)
