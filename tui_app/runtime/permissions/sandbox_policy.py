@@ -269,8 +269,8 @@ class SandboxPolicy:
         for name in PROTECTED_FILES:
             readonly.append(os.path.join(self.home, name))
         readonly += list(self.protected()) + list(self.settings.deny_write)
-        readonly = [p for p in dict.fromkeys(os.path.realpath(p) for p in readonly)
-                    if os.path.exists(p) and inside(p, writable)]
+        readonly = _outermost(p for p in dict.fromkeys(os.path.realpath(p) for p in readonly)
+                              if os.path.exists(p) and inside(p, writable))
         placeholders = [(p, k) for p, k in dict.fromkeys(placeholders) if inside(p, tuple(writable))]
         return SandboxLayout(tuple(writable), tuple(masked_dirs), tuple(masked_files), tuple(readonly),
                              tuple(placeholders), complete)

@@ -66,6 +66,8 @@ class NetProxy:
             await self._handle(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
+        except asyncio.CancelledError:
+            pass  # the command ended (or the relay's readiness probe never spoke): the connection goes
         finally:
             if task is not None:
                 self._tasks.discard(task)

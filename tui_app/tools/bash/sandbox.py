@@ -22,7 +22,9 @@ command's process group ends the sandbox too (the whole PID namespace goes with 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -32,17 +34,22 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
 
+from tui_app.runtime.permissions.bash_parse import parse_command
+from tui_app.runtime.permissions.bash_readonly import classify
 from tui_app.runtime.permissions.sandbox_policy import SandboxLayout, SandboxPolicy
 from tui_app.runtime.permissions.working_dirs import inside
 from tui_app.tools.bash.net_proxy import DomainAsker, NetProxy
 
 PROXY_PORT = 3128
 PROXY_SOCKET = "/tmp/.vigil-proxy.sock"
-#: the relay starts before the command; the command waits (a few ms) until it listens
+#: the relay starts before the command; the command waits (a few ms) until it listens, yielding
+#: the CPU between tries (a read with a timeout on a terminal that never speaks)
 BRIDGE = (f"socat TCP-LISTEN:{PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{PROXY_SOCKET} "
           f"</dev/null >/dev/null 2>&1 &\n"
-          f"i=0; until {{ exec 9<>/dev/tcp/127.0.0.1/{PROXY_PORT}; }} 2>/dev/null; do "
-          f"i=$((i+1)); [ $i -ge 50000 ] && break; done; exec 9>&-\n"
+          "{ exec 7<>/dev/ptmx; } 2>/dev/null; i=0\n"
+          f"until {{ exec 9<>/dev/tcp/127.0.0.1/{PROXY_PORT}; }} 2>/dev/null; do "
+          "i=$((i+1)); [ $i -ge 20000 ] && break; read -t 0.0005 -u 7 2>/dev/null; done\n"
+          "exec 9>&- 7>&-\n"
           'exec "$0" -c "$1"\n')
 BASE_FLAGS = ("--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns")
 
@@ -54,6 +61,11 @@ class Probe:
     #: socat is there: the network can go through the proxy (else it is closed altogether)
     network: bool = False
     flags: tuple[str, ...] = BASE_FLAGS
+
+
+@cache
+def _bwrap() -> str:
+    return shutil.which("bwrap") or "bwrap"
 
 
 @cache
@@ -165,7 +177,6 @@ class Launch:
     layout: SandboxLayout
     proxy: NetProxy | None = None
     _placeholders: list[str] = field(default_factory=list)
-    _tmpdir: str | None = None
     closed: bool = False
 
     @property
@@ -179,26 +190,47 @@ class Launch:
         if self.proxy is not None:
             await self.proxy.close()
         _release(self._placeholders)
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+
+def needs_network(command: str) -> bool:
+    """Whether the command may use the network: anything but the known read-only programs (which
+    read local files only) might. A line that cannot be read might too."""
+    parsed = parse_command(command)
+    return not parsed.ok or not all(classify(parsed).known)
+
+
+@cache
+def _socket_dir() -> str:
+    """A private directory for this process's proxy sockets (one socket per sandboxed command)."""
+    path = tempfile.mkdtemp(prefix="vigil-sandbox-")
+    atexit.register(_remove_dir, path)
+    return path
+
+
+def _remove_dir(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+
+
+_socket_numbers = itertools.count(1)
 
 
 async def prepare(policy: SandboxPolicy, cwd: str, env: dict[str, str], command: str,
                   ask: DomainAsker | None = None) -> Launch:
-    """Set up the sandbox of one command (its proxy, its placeholders) and say how to start it."""
+    """Set up the sandbox of one command (its proxy, its placeholders) and say how to start it.
+    The network relay starts only for commands that may need it: for the known read-only
+    programs the network is simply closed, which saves starting socat."""
     found = probe()
     if not found.available:
         raise OSError(f"the sandbox cannot start: {found.reason}")
-    bwrap = shutil.which("bwrap") or "bwrap"
+    bwrap = _bwrap()
     layout = policy.layout()
     proxy = None
-    tmpdir = None
-    if found.network:
-        tmpdir = tempfile.mkdtemp(prefix="vigil-sandbox-")
-        proxy = NetProxy(policy, os.path.join(tmpdir, "proxy.sock"), command=command, ask=ask)
+    if found.network and needs_network(command):
+        path = os.path.join(_socket_dir(), f"proxy-{os.getpid()}-{next(_socket_numbers)}.sock")
+        proxy = NetProxy(policy, path, command=command, ask=ask)
         await proxy.start()
-    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(env, proxy is not None), layout=layout, proxy=proxy,
-                    _tmpdir=tmpdir)
+    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(env, proxy is not None), layout=layout, proxy=proxy)
     launch._placeholders = _claim(layout.placeholders)
     prefix = [bwrap, *found.flags, *mount_args(layout, proxy.path if proxy else None), "--chdir", cwd, "--"]
 
