@@ -213,6 +213,7 @@ async def test_with_unsandboxed_commands_not_allowed_the_flag_is_ignored(canary_
     finally:
         await session.close()
     assert found.ran and found.sandboxed and not found.changed, found.describe()
+    assert "allowUnsandboxedCommands: false" in found.text() and "dangerouslyDisableSandbox: true" not in found.text()
 
 
 async def test_excluded_commands_run_outside_and_so_ask(canary_root, monkeypatch):
@@ -285,3 +286,21 @@ async def test_wrong_sandbox_settings_are_reported(canary_root, monkeypatch):
 
 def test_the_canary_workspace_is_outside_tmp(canary_root):
     assert not str(Path(canary_root).resolve()).startswith("/tmp/")
+
+
+async def test_a_deep_tmpdir_does_not_break_the_network_relay(auto, monkeypatch, tmp_path):
+    """A Unix socket's path is at most 107 bytes: the proxy's socket must not live wherever $TMPDIR
+    points (pytest-xdist and tmux tests nest it deep)."""
+    import tempfile
+
+    from tui_app.tools.bash import sandbox
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    sandbox._socket_dir.cache_clear()
+    try:
+        found = await run(auto, "python3 -c 'print(6 * 7)'")  # a program the classifier does not know: relay
+    finally:
+        sandbox._socket_dir.cache_clear()
+    assert found.ran and found.sandboxed and "42" in found.text(), found.describe()

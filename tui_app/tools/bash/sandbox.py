@@ -178,6 +178,8 @@ class Launch:
     proxy: NetProxy | None = None
     _placeholders: list[str] = field(default_factory=list)
     closed: bool = False
+    #: settings let the model ask to run a command outside (allowUnsandboxedCommands)
+    unsandboxed_allowed: bool = True
 
     @property
     def blocked_hosts(self) -> list[str]:
@@ -201,8 +203,12 @@ def needs_network(command: str) -> bool:
 
 @cache
 def _socket_dir() -> str:
-    """A private directory for this process's proxy sockets (one socket per sandboxed command)."""
-    path = tempfile.mkdtemp(prefix="vigil-sandbox-")
+    """A private directory for this process's proxy sockets (one socket per sandboxed command).
+    A Unix socket's path may not be longer than 107 bytes: a deep $TMPDIR is passed over."""
+    candidates = [os.environ.get("XDG_RUNTIME_DIR") or "", tempfile.gettempdir(), "/tmp"]
+    base = next((c for c in candidates if c and len(c) < 60 and os.path.isdir(c) and os.access(c, os.W_OK)),
+                None)
+    path = tempfile.mkdtemp(prefix="vigil-sbx-", dir=base)
     atexit.register(_remove_dir, path)
     return path
 
@@ -227,10 +233,11 @@ async def prepare(policy: SandboxPolicy, cwd: str, env: dict[str, str], command:
     layout = policy.layout()
     proxy = None
     if found.network and needs_network(command):
-        path = os.path.join(_socket_dir(), f"proxy-{os.getpid()}-{next(_socket_numbers)}.sock")
+        path = os.path.join(_socket_dir(), f"p{next(_socket_numbers)}.sock")
         proxy = NetProxy(policy, path, command=command, ask=ask)
         await proxy.start()
-    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(env, proxy is not None), layout=layout, proxy=proxy)
+    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(env, proxy is not None), layout=layout, proxy=proxy,
+                    unsandboxed_allowed=policy.settings.allow_unsandboxed)
     launch._placeholders = _claim(layout.placeholders)
     prefix = [bwrap, *found.flags, *mount_args(layout, proxy.path if proxy else None), "--chdir", cwd, "--"]
 

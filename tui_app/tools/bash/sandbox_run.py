@@ -58,6 +58,9 @@ def sandbox_note(launch: Launch, got: Any, failed: bool) -> str:
                      "not from the command.")
     if not notes:
         return ""
-    notes.append("If the command really needs more, run it again with dangerouslyDisableSandbox: true "
-                 "(the user will be asked).")
+    if launch.unsandboxed_allowed:
+        notes.append("If the command really needs more, run it again with dangerouslyDisableSandbox: true "
+                     "(the user will be asked).")
+    else:
+        notes.append("Settings do not let commands run outside the sandbox (allowUnsandboxedCommands: false).")
     return "\n[" + " ".join(notes) + "]"
