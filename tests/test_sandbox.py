@@ -304,3 +304,20 @@ async def test_a_deep_tmpdir_does_not_break_the_network_relay(auto, monkeypatch,
     finally:
         sandbox._socket_dir.cache_clear()
     assert found.ran and found.sandboxed and "42" in found.text(), found.describe()
+
+
+async def test_a_background_command_runs_in_the_sandbox_too(auto):
+    session = await open_session(auto)
+    try:
+        found = await attempt(session, auto, "Bash", {
+            "command": "touch bg.txt; " + py(f"open({str(auto.outside)!r} + '/bg', 'w')"),
+            "run_in_background": True})
+        assert found.ran and found.sandboxed, found.describe()
+        tasks = session.services["background_tasks"]
+        (task,) = tasks.list()
+        assert await tasks.wait(task, 60)
+    finally:
+        await session.close()
+    assert (auto.proj / "bg.txt").exists()
+    assert not (auto.outside / "bg").exists()
+    assert not (auto.proj / ".claude").exists()  # its placeholders went with it
