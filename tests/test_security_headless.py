@@ -71,4 +71,4 @@ def test_add_dir_makes_a_directory_a_working_directory(canary_root, monkeypatch,
     without = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [d["tool_use_id"] for d in without[-1]["permission_denials"]] == ["r"]
     assert main([*args, "--add-dir", "../no-such-dir"]) == 2
-    assert "--add-dir ../no-such-dir: not a directory" in capsys.readouterr().err
+    assert "--add-dir ../no-such-dir: no such directory" in capsys.readouterr().err

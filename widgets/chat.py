@@ -28,9 +28,11 @@ from tui_app.runtime.events import (
     AssistantTextDelta,
     AssistantThinking,
     AssistantThinkingDelta,
+    ConversationCompacted,
     FileChangedExternally,
     ModelRetry,
     ModelStepEnded,
+    SubagentStarted,
     TurnEnded,
     TurnStarted,
     UserMessage,
@@ -38,7 +40,9 @@ from tui_app.runtime.events import (
 )
 from tui_app.runtime.messages import thinking_text
 from tui_app.runtime.results.sanitize import neutralize
+from widgets.compaction_divider import CompactionDivider
 from widgets.messages import CallSelected
+from widgets.subagent_card import SubagentCard, SubagentProgress, fold_subagents
 from widgets.text.formatting import fmt_bytes, fmt_duration, short_path
 from widgets.text.line_render import load_css
 from widgets.text.untrusted import one_line, plain
@@ -195,6 +199,8 @@ class ChatView(VerticalScroll):
         """What the chat knows before its first event (its children are the caller's business)."""
         self.rows = ToolRows()
         self._call_lines: dict[str, CallLine] = {}
+        #: one card per subagent, by its id (its own events update the card, never the chat)
+        self._cards: dict[str, SubagentCard] = {}
         self._last_error = ""
         #: events seen so far; each widget remembers after how many it appeared (for `rewind`)
         self.applied = 0
@@ -216,7 +222,11 @@ class ChatView(VerticalScroll):
     async def apply(self, event: Any) -> None:
         """Fold one session event into the conversation."""
         self.applied += 1
-        if isinstance(event, AssistantTextDelta):
+        if getattr(event, "agent_id", None) is not None:
+            await self._subagent_event(event)
+        elif isinstance(event, ConversationCompacted):
+            await self._add(CompactionDivider(event))
+        elif isinstance(event, AssistantTextDelta):
             await self._delta(event)
         elif isinstance(event, AssistantText):
             await self._final_text(event)
@@ -256,6 +266,15 @@ class ChatView(VerticalScroll):
 
     async def add_notice(self, text: str, kind: str = "error") -> None:
         await self._add(ChatNotice(text, kind))
+
+    async def _subagent_event(self, event: Any) -> None:
+        if isinstance(event, SubagentStarted):
+            card = self._cards[event.agent_id or ""] = SubagentCard(SubagentProgress.started(event))
+            await self._add(card)
+            return
+        card = self._cards.get(event.agent_id)
+        if card is not None and card.progress.apply(event):
+            card.show()
 
     @asynccontextmanager
     async def mounting_together(self) -> AsyncIterator[None]:
@@ -314,6 +333,8 @@ class ChatView(VerticalScroll):
             if isinstance(widget, CallLine):
                 self._call_lines.pop(widget.call_id, None)
                 self._hidden_calls.add(widget.call_id)
+            elif isinstance(widget, SubagentCard):
+                self._cards.pop(widget.agent_id, None)
             self._hidden_upto = max(self._hidden_upto, getattr(widget, "chat_position", 0))
         self.hidden += len(widgets)
 
@@ -403,6 +424,12 @@ class ChatView(VerticalScroll):
                 self._last_error = event.error
         gone = set(later)
         self._call_lines = {call_id: line for call_id, line in self._call_lines.items() if line not in gone}
+        self._cards = {agent_id: card for agent_id, card in self._cards.items() if card not in gone}
+        if self._cards:
+            progress = fold_subagents(events)
+            for agent_id, card in self._cards.items():
+                if agent_id in progress:
+                    card.show(progress[agent_id])
         for call_id, line in self._call_lines.items():
             row = self.rows.get(call_id)
             if row is not None:

@@ -40,10 +40,10 @@ async def test_add_directory_from_the_palette_lets_reads_there_run(tmp_path, mon
         await wait_until(pilot, lambda: "Not a directory" in screen_text(app), "the refusal")
         await pilot.press(*["backspace"] * 10, *"../shared-lib", "enter")
         await wait_until(pilot, lambda: any("Working directory added" in n for n in app.notifications()),
-                         "the directory to be added")
+                         "the notification")
+        await wait_until(pilot, lambda: app.events_of("WorkingDirectoriesChanged"), "the directory to be added")
         assert str(outside) in session.policy.dirs.dirs
-        changed = app.events_of("WorkingDirectoriesChanged")
-        assert changed and changed[-1].added == [str(outside)]
+        assert app.events_of("WorkingDirectoriesChanged")[-1].added == [str(outside)]
         await type_prompt(pilot, "read the libraries")
         dialog = await wait_until(pilot, lambda: app.dialog, "the question about the other file")
         text = screen_text(app)

@@ -90,18 +90,12 @@ def open_add_directory(screen: MainScreen) -> None:
     policy = getattr(getattr(controls, "session", None), "policy", None)
     current = list(getattr(getattr(policy, "dirs", None), "dirs", ()) or [])
 
-    async def add(path: str) -> None:
-        try:
-            added = await asyncio.wrap_future(controls.add_directory(path))
-        except Exception as exc:  # the runtime refused: say why
-            screen.notify(f"Could not add {path}: {exc}", severity="error", markup=False)
-            return
-        screen.notify(f"Working directory added: {path}" if added else f"Already a working directory: {path}",
-                      markup=False, timeout=3)
-
     def chosen(path: str | None) -> None:
-        if path:
-            screen.app.run_worker(add(path), group="add-directory")
+        if not path:
+            return
+        ok, what = controls.add_directory(path)  # as /add-dir does
+        screen.notify(f"Working directory added: {what}" if ok else f"Not added: {what}",
+                      severity="information" if ok else "warning", markup=False, timeout=3)
 
     screen.app.push_screen(AddDirectoryScreen(screen.cwd or os.getcwd(), current), chosen)
 

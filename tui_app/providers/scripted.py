@@ -11,6 +11,13 @@ Each step is one model response, consumed in order after the previous step's too
 streams in small deltas, each tool call as start → input-JSON deltas → stop, then the stop reason
 and a usage estimate, so the whole runtime sees what a real provider would send. A tool call may
 give `"input_json"` (raw text, possibly invalid) instead of `"input"`.
+
+A compaction request (the model asked for a summary of the conversation) consumes the next step
+like any other: its text is the summary. A step's `"usage"` replaces the estimate (tests of
+compaction fix the token counts with it). Subagents play their own steps: `"agents"` maps an Agent
+call's `description` to the steps of the subagent it starts:
+
+    {"steps": [...], "agents": {"find callers": [{"text": "…", "tool_calls": [...]}, {"text": "final answer"}]}}
 """
 
 from __future__ import annotations
@@ -59,6 +66,8 @@ class ScriptedStep(BaseModel):
     stop_reason: str | None = None
     #: pause before this step's first delta (the demo uses it to look like a real model)
     delay_ms: int = 0
+    #: what the step reports as usage instead of the estimate
+    usage: dict[str, int] | None = None
 
 
 class Script(BaseModel):
@@ -70,6 +79,8 @@ class Script(BaseModel):
     model: str = "scripted"
     #: what the model says when it is asked again after its last step
     after_the_end: str = EXHAUSTED_TEXT
+    #: an Agent call's description → the steps of the subagent it starts
+    agents: dict[str, list[ScriptedStep]] = Field(default_factory=dict)
 
 
 class ScriptError(ValueError):
@@ -103,6 +114,7 @@ class ScriptedModel:
         self.chunk_chars = chunk_chars
         self.position = 0
         self.requests: list[ModelRequest] = []
+        self._menu: tuple[Any, int] | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -110,6 +122,16 @@ class ScriptedModel:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         return self._stream(request)
+
+    def for_agent(self, description: str) -> ScriptedModel:
+        """The model of a subagent started by an Agent call with this description: its steps
+        are the script's `agents[description]`, played from the first each time."""
+        steps = self.script.agents.get(description)
+        script = self.script.model_copy(update={
+            "steps": list(steps or []), "agents": {},
+            "after_the_end": self.script.after_the_end if steps is not None else (
+                f"(The script has no steps for a subagent described {description!r}: add them under \"agents\".)")})
+        return ScriptedModel(script, self.chunk_chars)
 
     async def _pause(self, ms: int) -> None:
         if ms > 0:
@@ -152,11 +174,18 @@ class ScriptedModel:
             yield BlockStop(index)
             index += 1
         stop = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
+        if step.usage is not None:
+            yield StepStop(stop, dict(step.usage))
+            return
         out_tokens = max(1, (len(step.text) + sum(len(json.dumps(c.input)) for c in step.tool_calls)) // 4)
-        # a rough estimate from the newest message only: a real count is the provider's business,
-        # and summing the whole history would make every step cost more than the last
-        in_tokens = max(1, len(request.messages[-1].model_dump_json()) // 4) if request.messages else 1
-        yield StepStop(stop, {"input_tokens": in_tokens, "output_tokens": out_tokens})
+        # like a provider's count, the whole request: what compaction watches fill the window
+        yield StepStop(stop, {"input_tokens": self._request_tokens(request), "output_tokens": out_tokens})
+
+    def _request_tokens(self, request: ModelRequest) -> int:
+        if self._menu is None or self._menu[0] is not request.tools:
+            self._menu = (request.tools, len(json.dumps([t.model_dump() for t in request.tools])))
+        chars = len(request.system) + self._menu[1] + sum(len(m.model_dump_json()) for m in request.messages)
+        return max(1, chars // 4)
 
 
 def last_tool_results_text(request: ModelRequest) -> str:

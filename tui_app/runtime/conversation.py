@@ -3,6 +3,10 @@
 The live session and `--resume` use the same builder, so the messages the model gets after a
 restart are the messages it would have got without one. Tool results are committed in the
 model's order (the order of the tool_use blocks), never in the order they finished.
+
+A builder folds one agent's events: the session's own (`agent_id` None) or one subagent's, so the
+events of subagents running inside an Agent call never leak into the conversation of the agent
+that called them. A `ConversationCompacted` event replaces everything before it with its summary.
 """
 
 from __future__ import annotations
@@ -13,12 +17,23 @@ from typing import Any
 from tui_app.runtime.events import (
     AssistantText,
     AssistantThinking,
+    ConversationCompacted,
     ToolCallError,
     ToolCallRequested,
     ToolCallResult,
     UserMessage,
 )
 from tui_app.runtime.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+
+CONTINUATION = ("This session is being continued from a previous conversation that ran out of context. "
+                "The conversation is summarized below:\n\n{summary}\n\nContinue from where it left off "
+                "without asking the user any further questions: carry on with the last task you were asked "
+                "to work on.")
+
+
+def continuation_text(summary: str) -> str:
+    """The first user message after a compaction."""
+    return CONTINUATION.format(summary=summary.strip())
 
 
 @dataclass
@@ -27,11 +42,23 @@ class ConversationBuilder:
     _assistant: dict[int, Block] = field(default_factory=dict)
     _call_order: list[str] = field(default_factory=list)
     _results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    #: whose events this builder folds (None: the session's own agent)
+    agent_id: str | None = None
+    #: seq of the last event folded in (the boundary a compaction records)
+    last_seq: int = 0
 
     def feed(self, event: Any) -> None:
+        if getattr(event, "agent_id", None) != self.agent_id:
+            return
         handler = _HANDLERS.get(event.type)
         if handler is not None:
             handler(self, event)
+            self.last_seq = max(self.last_seq, event.seq)
+
+    def _compacted(self, event: ConversationCompacted) -> None:
+        self._assistant, self._call_order, self._results = {}, [], {}
+        self.messages = [Message(role="user", content=[TextBlock(text=continuation_text(event.summary))])] \
+            if event.summary.strip() else []
 
     def _text(self, event: AssistantText) -> None:
         if event.text:
@@ -83,7 +110,7 @@ class ConversationBuilder:
         if not self._assistant and not self._call_order:
             return list(self.messages)
         clone = ConversationBuilder(list(self.messages), dict(self._assistant), list(self._call_order),
-                                    dict(self._results))
+                                    dict(self._results), self.agent_id)
         clone._flush_all()
         return clone.messages
 
@@ -99,11 +126,12 @@ _HANDLERS = {
     "UserMessage": ConversationBuilder._user,
     "ModelStepStarted": lambda self, event: self._flush_all(),
     "TurnEnded": lambda self, event: self._flush_all(),
+    "ConversationCompacted": ConversationBuilder._compacted,
 }
 
 
-def rebuild_conversation(events: list[Any]) -> list[Message]:
-    builder = ConversationBuilder()
+def rebuild_conversation(events: list[Any], agent_id: str | None = None) -> list[Message]:
+    builder = ConversationBuilder(agent_id=agent_id)
     for event in events:
         builder.feed(event)
     return builder.snapshot()
