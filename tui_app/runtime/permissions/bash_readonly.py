@@ -59,6 +59,8 @@ class ReadPath:
     paths: tuple[str, ...] | None
     #: a directory read with everything below it (grep -r, rg …)
     recursive: bool = False
+    #: which simple command of the line reads it (-1: a redirection of the line)
+    command: int = -1
 
 
 @dataclass
@@ -99,7 +101,7 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
         if redirect.writes:
             reading.refuse(f"it writes to {redirect.target.source}")
     lost = False  # a `cd` to a place only known at run time
-    for cmd in parsed.commands:
+    for index, cmd in enumerate(parsed.commands):
         here = Where(reading.dirs or where.dirs, where.home)
         why = _command_problem(cmd, here)
         use = why or program_use(cmd)
@@ -110,7 +112,7 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
             continue
         known = True
         for word, recursive in use.reads:
-            found = _read(word, here, lost, recursive)
+            found = _read(word, here, lost, recursive, index)
             if found.paths is None:
                 reading.refuse(f"it reads `{word.source}`, a path only known at run time")
                 known = False
@@ -121,7 +123,7 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
                 reading.refuse("it reads a directory only known at run time (after `cd`)")
                 known = False
             else:
-                reading.reads.append(ReadPath(".", here.dirs, use.recursive))
+                reading.reads.append(ReadPath(".", here.dirs, use.recursive, index))
         reading.known.append(known)
         if use.moves:
             target = _cd_target(use.cd, here)
@@ -171,14 +173,14 @@ def _glob_first(word: Word) -> bool:
     return first[0] == "raw" and first[1][:1] in ("*", "?", "[")
 
 
-def _read(word: Word, where: Where, lost: bool, recursive: bool) -> ReadPath:
+def _read(word: Word, where: Where, lost: bool, recursive: bool, command: int = -1) -> ReadPath:
     text = word_text(word)
     if lost and not (text is not None and text.startswith("/")):
-        return ReadPath(word.source, None, recursive)
+        return ReadPath(word.source, None, recursive, command)
     if text == "-":
-        return ReadPath(word.source, (), recursive)  # stdin
+        return ReadPath(word.source, (), recursive, command)  # stdin
     paths = expand_paths(word, where)
-    return ReadPath(word.source, tuple(paths) if paths is not None else None, recursive)
+    return ReadPath(word.source, tuple(paths) if paths is not None else None, recursive, command)
 
 
 def _cd_target(word: Word | None, where: Where) -> list[str] | None:

@@ -7,8 +7,9 @@ line reads or writes that can be told.
 * What the known commands read (after globs, `~`, `$PWD` and `cd` are resolved, see
   `bash_readonly`) is checked against Read deny rules, so `cat se*/key` is as denied as
   `Read(./secret/key)`; a read outside the working directories asks unless a Read allow rule
-  names it. Without a sandbox, a recursive search through a directory a Read deny rule reaches
-  into (`grep -r x .`) asks; inside the sandbox those paths are masked.
+  names it or a Bash allow rule names the command that reads. Without a sandbox, a recursive
+  search through a directory a Read deny rule reaches into (`grep -r x .`) asks; inside the
+  sandbox those paths are masked.
 * Output redirection targets and the operands of `mkdir touch mv cp rm rmdir ln chmod chown
   chgrp truncate tee install` are file edits: Edit/Read deny rules, protected paths (always
   ask), the working directories (outside asks, whatever Bash rule allowed the command), Edit
@@ -56,7 +57,9 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     a = Assessment(read_only=reading.read_only)
     for cmd in parsed.commands:
         _command_rules(view, a, names, cmd)
-    _reads(view, a, reading, sandboxed)
+    whole = view.whole("allow", spec) is not None
+    by_rule = [whole or view.bash_hit("allow", names, [cmd.full_text]) is not None for cmd in parsed.commands]
+    _reads(view, a, reading, sandboxed, by_rule)
     after = Where(reading.dirs, view.home) if reading.dirs is not None else None
     for cmd in parsed.commands:
         _writes(view, a, cmd, after, sandboxed)
@@ -86,16 +89,24 @@ def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: Si
 # ---- reads ---------------------------------------------------------------------------------------
 
 def _private(view: RuleView, paths: tuple[str, ...], sandboxed: bool) -> bool:
-    """Inside the sandbox /tmp is its own, empty and thrown away: nothing there is the host's."""
-    return sandboxed and all(inside(p, SANDBOX_PRIVATE) and not view.dirs.contains((p,)) for p in paths)
+    """Inside the sandbox /tmp is its own, empty and thrown away: nothing there is the host's —
+    except the tree a working directory under /tmp sits in, which the sandbox shows read-only."""
+    if not sandboxed:
+        return False
+    shown = tuple("/tmp/" + root[5:].split("/", 1)[0] for root in view.dirs.roots if inside(root, SANDBOX_PRIVATE))
+    return all(inside(p, SANDBOX_PRIVATE) and not inside(p, shown) for p in paths)
 
 
-def _reads(view: RuleView, a: Assessment, reading: Reading, sandboxed: bool) -> None:
+def _reads(view: RuleView, a: Assessment, reading: Reading, sandboxed: bool, by_rule: list[bool]) -> None:
+    """Deny rules always; the working directories unless an allow rule names the very command
+    that reads (as Claude Code: `Bash(cat *)` lets `cat /etc/hostname` run; a write outside asks
+    whatever rule allowed the command)."""
     for read in reading.reads:
+        allowed = all(by_rule) if read.command < 0 else by_rule[read.command]
         for path in read.paths or ():
             paths = view.spell(path)
             view.check_read(a, path, READERS, deny_only=True)
-            if not _private(view, paths, sandboxed):
+            if not allowed and not _private(view, paths, sandboxed):
                 view.check_outside_read(a, paths)
             if read.recursive and not sandboxed:
                 rule = view.deny_under(paths)

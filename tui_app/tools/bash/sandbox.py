@@ -121,14 +121,20 @@ def mount_args(layout: SandboxLayout, proxy_socket: str | None) -> list[str]:
     """bwrap's filesystem arguments for a layout, shallow paths first."""
     masked = tuple(layout.masked_dirs)
     ops: list[tuple[int, int, list[str]]] = []
+    # a working directory under /tmp: the host's tree it sits in is shown read-only around it, so
+    # that a write next to it fails as anywhere else instead of landing in the private /tmp, unseen
+    shown = tuple(dict.fromkeys("/tmp/" + root[5:].split("/", 1)[0] for root in layout.writable
+                                if inside(root, ("/tmp",)) and root.count("/") > 2))
 
     def relevant(path: str) -> bool:
-        # under the private /tmp only what a writable root brings in exists
-        return not inside(path, ("/tmp",)) or inside(path, layout.writable)
+        # under the private /tmp only what is brought in exists
+        return not inside(path, ("/tmp",)) or inside(path, layout.writable + shown)
 
     def add(path: str, rank: int, args: list[str]) -> None:
         ops.append((path.rstrip("/").count("/"), rank, args))
 
+    for top in shown:
+        add(top, -1, ["--ro-bind", top, top])
     for root in layout.writable:
         add(root, 0, ["--bind", root, root])
     for path in layout.readonly:
