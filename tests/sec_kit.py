@@ -111,6 +111,8 @@ class Canary:
                     seen[rel] = "link:" + os.readlink(path)
                 elif os.path.isdir(path):
                     seen[rel] = "dir:" + oct(os.stat(path).st_mode & 0o7777)
+                elif not os.path.isfile(path):
+                    seen[rel] = "special:" + oct(os.stat(path).st_mode)  # a socket, a fifo: no content
                 else:
                     with open(path, "rb") as handle:
                         digest = hashlib.sha256(handle.read()).hexdigest()

@@ -8,6 +8,7 @@ nothing left running afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -321,3 +322,36 @@ async def test_a_background_command_runs_in_the_sandbox_too(auto):
     assert (auto.proj / "bg.txt").exists()
     assert not (auto.outside / "bg").exists()
     assert not (auto.proj / ".claude").exists()  # its placeholders went with it
+
+
+@pytest.mark.parametrize("settings, reachable", [({}, False), ({"network": {"allowAllUnixSockets": True}}, True)])
+async def test_a_daemon_socket_is_hidden_unless_allowed(canary_root, monkeypatch, settings, reachable):
+    """A container or system-bus daemon acts for whoever connects: its socket is a way out."""
+    import socket
+    import threading
+
+    from tui_app.runtime.permissions import sandbox_policy
+
+    canary = make_canary(canary_root, attack_settings(enabled=True, **settings))
+    isolate(monkeypatch, canary)
+    path = str(canary.outside / "daemon.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+    connected: list[bytes] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = server.accept()
+            connected.append(conn.recv(100))
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    monkeypatch.setattr(sandbox_policy, "DAEMON_SOCKETS", [path])
+    try:
+        found = await run(canary, py(f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({path!r}); "
+                                     "s.sendall(b'run-a-container'); print('connected')"))
+    finally:
+        server.close()
+    assert found.ran and found.sandboxed, found.describe()
+    assert ("connected" in found.text()) == reachable, found.describe()

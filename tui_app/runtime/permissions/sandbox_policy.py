@@ -38,6 +38,12 @@ from tui_app.runtime.permissions.path_rules import PROTECTED_FILES, PathPattern,
 from tui_app.runtime.permissions.rules import bash_matches, domain_matches
 from tui_app.runtime.permissions.working_dirs import WorkingDirs, inside
 
+#: sockets of daemons that act for whoever connects (a container or a system bus is a way out):
+#: hidden unless `network.allowAllUnixSockets` or listed in `network.allowUnixSockets`. Other
+#: Unix sockets in the filesystem stay reachable (no seccomp filter yet; see README).
+DAEMON_SOCKETS = ["/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
+                  "/run/podman/podman.sock", "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket",
+                  "/run/snapd.socket", "/run/user/0/docker.sock"]
 #: entries walked to find what a wildcard deny rule covers; past this the masks are incomplete
 MAX_WALK = 20_000
 #: names at the top of every writable root that nothing in the sandbox may write or create
@@ -287,6 +293,10 @@ class SandboxPolicy:
                 return
             (dirs if os.path.isdir(real) else files).append(real)
 
+        if not self.settings.allow_all_unix_sockets:
+            for path in DAEMON_SOCKETS:
+                if os.path.lexists(path) and path not in self.settings.allow_unix_sockets:
+                    files.append(os.path.realpath(path))
         for path in self.settings.deny_read:
             if os.path.lexists(path):
                 mask(path)
