@@ -17,6 +17,7 @@ from tui_app.runtime.events import (
     PermissionModeChanged,
     PermissionRequested,
     PermissionResolved,
+    SandboxStatus,
     SessionEnded,
     SessionStarted,
     TurnEnded,
@@ -36,6 +37,10 @@ MODE_STYLES = {
     "dontAsk": "bold $text-warning",
     "bypassPermissions": "bold $text-error",
 }
+
+
+#: said in the header when Bash commands do not run in a sandbox
+SANDBOX_LABELS = {"unavailable": ("⚠ no sandbox", "bold $text-error"), "off": ("sandbox off", "bold $text-warning")}
 
 
 def fmt_tokens(n: int) -> str:
@@ -65,6 +70,8 @@ class HeaderState:
     tag: str = ""
     #: why the session log stopped being written ("disk full"), shown until the app ends
     log_failure: str = ""
+    #: "on", "off", "unavailable" ("" until the session says)
+    sandbox: str = ""
 
     def apply(self, event: Any) -> bool:
         """Fold one event in; True when the header should be redrawn."""
@@ -78,6 +85,8 @@ class HeaderState:
             self.mode = event.mode
         elif isinstance(event, AgentConnected):
             self.agent, self.model = event.agent, event.model or self.model
+        elif isinstance(event, SandboxStatus):
+            self.sandbox = event.status
         elif isinstance(event, ModelStepEnded):
             self.input_tokens += int(event.usage.get("input_tokens", 0) or 0)
             self.output_tokens += int(event.usage.get("output_tokens", 0) or 0)
@@ -112,6 +121,8 @@ class HeaderState:
             parts += [(one_line(self.agent, 20), "bold $text-accent"), (" ", "")]
         parts += [(one_line(self.model or ("?" if not self.agent else "its default model"), 40), "bold"), sep,
                   ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep]
+        if self.sandbox in SANDBOX_LABELS:
+            parts += [SANDBOX_LABELS[self.sandbox], sep]
         if self.ended:
             parts.append(("ended", "$foreground 60%"))
         elif self.waiting:

@@ -400,7 +400,7 @@ class ToolTable(ScrollView, can_focus=True):
             state += f" {int(row.progress * 100)}%"
         elif row.error_code and row.state == "failed":
             state = f"{STATE_GLYPHS[row.state]} {row.error_code}"
-        tool = one_line(row.tool)
+        tool = one_line(row.tool_label)
         if row.parent is not None:
             tool = f"└ {tool}"
         elif row.children:

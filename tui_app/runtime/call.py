@@ -15,7 +15,7 @@ from typing import Any
 
 from tui_app.runtime.contract import ProgressSink, ToolContext, ToolFailure, ToolFlags, ToolSpec
 from tui_app.runtime.hooks.runner import HookCall, HookRunner
-from tui_app.runtime.outcome import CallEnded, tool_use_error
+from tui_app.runtime.outcome import CallEnded, project_exception, tool_use_error
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import PermissionPolicy
 from tui_app.runtime.registry import ToolRegistry
@@ -77,6 +77,8 @@ class CallState:
     started: bool = False
     ctx: ToolContext | None = None
     timeout: ResolvedTimeout | None = None
+    #: what the permission decision said about the sandbox (Bash)
+    sandboxed: bool | None = None
 
     @property
     def tool_name(self) -> str:
@@ -123,6 +125,11 @@ async def tool_checks(state: CallState) -> None:
         code = "precondition_failed" if failure.code == "execution_failed" else failure.code
         raise CallEnded("precondition", code, failure.message, tool_use_error(failure.message),
                         retryable=failure.retryable) from None
+    except (OSError, ValueError) as exc:
+        # an impossible path (too long, a NUL byte a hook slipped in …) is the input's fault: the
+        # model reads why, the run goes on
+        message = f"Invalid input: {project_exception(exc)}"
+        raise CallEnded("precondition", "precondition_failed", message, tool_use_error(message)) from None
 
 
 def hook_call(state: CallState) -> HookCall:

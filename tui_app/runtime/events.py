@@ -114,6 +114,27 @@ class AgentConnected(_Event):
     pid: int | None = None
 
 
+class SandboxStatus(_Event):
+    """Whether Bash commands run in a sandbox in this session ("off": settings turned it off;
+    "unavailable": bubblewrap cannot run here). The header says so when they do not."""
+
+    type: Literal["SandboxStatus"] = "SandboxStatus"
+    status: Literal["on", "off", "unavailable"]
+    reason: str = ""
+    #: sandboxed commands can reach allowed hosts through the proxy (socat is there)
+    network: bool = True
+
+
+class WorkingDirectoriesChanged(_Event):
+    """The working directories now (the cwd first), and what changed: `--add-dir`, "Add directory",
+    a hook's addDirectories / removeDirectories."""
+
+    type: Literal["WorkingDirectoriesChanged"] = "WorkingDirectoriesChanged"
+    directories: list[str]
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+
+
 class SessionEnded(_Event):
     type: Literal["SessionEnded"] = "SessionEnded"
     reason: str = "exit"
@@ -234,6 +255,8 @@ class PermissionRequested(_Event):
     suggested_rules: list[str] = Field(default_factory=list)
     #: what the "interactive" half of the race is (False → nobody but hooks can answer)
     interactive: bool = True
+    #: Bash: the command will run in the sandbox (None: not a sandboxable call, or no sandbox known)
+    sandboxed: bool | None = None
 
 
 class PermissionResolved(_Event):
@@ -269,6 +292,8 @@ class ToolCallStarted(_Event):
     flags: ToolFlags
     timeout_ms: int | None = None
     group: int = 0
+    #: Bash: it runs in the sandbox (None: not a sandboxable call, or no sandbox known)
+    sandboxed: bool | None = None
 
 
 class ToolCallProgress(_Event):
@@ -435,7 +460,7 @@ class PlanApprovalAsked(_Event):
 
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
-    | AgentConnected
+    | AgentConnected | SandboxStatus | WorkingDirectoriesChanged
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun

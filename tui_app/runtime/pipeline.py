@@ -130,6 +130,7 @@ def decide_permission(state: CallState) -> PermissionDecision:
     assert spec is not None
     state.flags = spec.flags_of(state.input)
     decision = env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd))
+    state.sandboxed = decision.sandboxed
     decision = combine_with_hook(decision, state.hook_word, state.hook_reason, spec)  # type: ignore[arg-type]
     if decision.behavior == "deny":
         env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="deny",
@@ -154,7 +155,7 @@ def start(state: CallState) -> None:
     env.emit(ToolCallStarted(
         turn_id=env.turn_id, call_id=state.call.id, tool=spec.name, input=state.input,
         target=spec.target(state.input), flags=state.flags,
-        timeout_ms=timeout.limit_ms if timeout else None, group=state.group,
+        timeout_ms=timeout.limit_ms if timeout else None, group=state.group, sandboxed=state.sandboxed,
     ))
     if not env.can_record():  # the start itself could not be recorded: the tool does not run
         raise CallEnded("cancel", "aborted_before_dispatch", LOG_FAILED_MESSAGE)
@@ -162,6 +163,7 @@ def start(state: CallState) -> None:
     state.exec_started = time.perf_counter()
     progress = ProgressSink(_progress_emitter(state))
     state.ctx = make_context(state, progress)
+    state.ctx.sandboxed = state.sandboxed
     state.ctx.timeout_ms = timeout.limit_ms if timeout else None
     state.timeout = timeout
 

@@ -99,6 +99,8 @@ class SessionControls(Protocol):
 
     def set_mode(self, mode: str) -> Future[Any]: ...
 
+    def add_directory(self, path: str) -> tuple[bool, str]: ...
+
 
 class MainScreen(Screen[None]):
     CSS_PATH = str(STYLES / "main.tcss")

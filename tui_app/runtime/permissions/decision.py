@@ -37,6 +37,8 @@ class PermissionDecision:
     suggested_rules: tuple[str, ...] = ()
     #: a deny that nothing may lift (disallowed tool, deny rule)
     final: bool = False
+    #: for Bash: the call will run in the sandbox (None: the policy does not know of one)
+    sandboxed: bool | None = None
 
 
 class PermissionPolicy(Protocol):

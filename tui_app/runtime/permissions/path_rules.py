@@ -70,6 +70,24 @@ def inside(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
+def literal_prefix(pattern: str) -> str:
+    """The directory part of an anchored pattern before its first wildcard, unescaped
+    (`/p/secret/**` → `/p/secret/`, `/p/**/.env` → `/p/`)."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch in "*?[":
+            break
+        out.append(ch)
+        i += 1
+    text = "".join(out)
+    return text if i >= len(pattern) else text[: text.rfind("/") + 1]
+
+
 def _escape(text: str) -> str:
     return "".join("\\" + ch if ch in _GLOB_CHARS else ch for ch in text)
 
