@@ -7,8 +7,9 @@ model's order (the order of the tool_use blocks), never in the order they finish
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from tui_app.runtime.events import (
     AssistantText,
@@ -19,6 +20,49 @@ from tui_app.runtime.events import (
     UserMessage,
 )
 from tui_app.runtime.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+
+
+class MessageHistory(Sequence[Message]):
+    """The first `length` messages of a conversation, without copying them.
+
+    The builder only ever appends, so a prefix of its list never changes: a request can hold one
+    for as long as it likes. Copying the history for every model step made each step cost more than
+    the last, and a provider (or a test) that kept its requests kept every copy."""
+
+    __slots__ = ("_length", "_messages")
+
+    def __init__(self, messages: list[Message], length: int) -> None:
+        self._messages = messages
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return self._messages[: self._length][index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("message index out of range")
+        return self._messages[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        messages = self._messages
+        for i in range(self._length):
+            yield messages[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=False))
+
+    def __repr__(self) -> str:
+        return f"MessageHistory({self._length} messages)"
 
 
 @dataclass
@@ -77,6 +121,12 @@ class ConversationBuilder:
         self.messages.append(Message(role="user", content=blocks))
         self._call_order = []
         self._results = {}
+
+    def history(self) -> Sequence[Message]:
+        """The messages as the model would see them now, without copying what is settled."""
+        if not self._assistant and not self._call_order:
+            return MessageHistory(self.messages, len(self.messages))
+        return self.snapshot()
 
     def snapshot(self) -> list[Message]:
         """The messages as the model would see them now (pending results flushed in a copy)."""
