@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tui_app.runtime.messages import ToolResultBlock, content_text
+from tui_app.runtime.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, content_text
 from tui_app.runtime.model import (
     BlockStop,
     ModelError,
@@ -141,22 +141,38 @@ class ScriptedModel:
                 yield TextDelta(index, piece)
             yield BlockStop(index)
             index += 1
+        out_chars = len(step.text)
         for n, call in enumerate(step.tool_calls, 1):
             call_id = call.id or f"toolu_s{number:02d}_{n:02d}"
             yield ToolUseStart(index, call_id, call.name)
             raw = call.input_json if call.input_json is not None else json.dumps(
                 {} if call.input is None else call.input, ensure_ascii=False)
+            out_chars += len(raw)
             for piece in _chunks(raw, self.chunk_chars * 2):
                 await self._pause(delay)
                 yield ToolInputDelta(index, piece)
             yield BlockStop(index)
             index += 1
         stop = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
-        out_tokens = max(1, (len(step.text) + sum(len(json.dumps(c.input)) for c in step.tool_calls)) // 4)
         # a rough estimate from the newest message only: a real count is the provider's business,
         # and summing the whole history would make every step cost more than the last
-        in_tokens = max(1, len(request.messages[-1].model_dump_json()) // 4) if request.messages else 1
-        yield StepStop(stop, {"input_tokens": in_tokens, "output_tokens": out_tokens})
+        in_tokens = max(1, message_chars(request.messages[-1]) // 4) if request.messages else 1
+        yield StepStop(stop, {"input_tokens": in_tokens, "output_tokens": max(1, out_chars // 4)})
+
+
+def message_chars(message: Message) -> int:
+    """About how long a message is, without serialising it (that cost more than the step)."""
+    total = 0
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            total += len(block.text)
+        elif isinstance(block, ToolResultBlock):
+            total += len(content_text(block.content))
+        elif isinstance(block, ToolUseBlock):
+            total += len(block.name) + len(str(block.input))
+        else:
+            total += 64
+    return total
 
 
 def last_tool_results_text(request: ModelRequest) -> str:

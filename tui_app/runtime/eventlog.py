@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tui_app.runtime.events import parse_event
+from tui_app.runtime.log_format import LogDecoder, LogEncoder
 
 
 class EventLogWriter:
@@ -25,6 +25,8 @@ class EventLogWriter:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._torn = self._ends_without_newline()
         self.failures = 0
+        #: compact lines (log_format.py); it starts afresh after a failed write
+        self._encoder = LogEncoder()
 
     def _ends_without_newline(self) -> bool:
         size = os.fstat(self._fd).st_size
@@ -35,7 +37,7 @@ class EventLogWriter:
             return handle.read(1) != b"\n"
 
     def write(self, event: Any) -> None:
-        data = event.model_dump_json().encode("utf-8") + b"\n"
+        data = self._encoder.encode(event)
         if self._torn:
             data = b"\n" + data
         try:
@@ -43,6 +45,7 @@ class EventLogWriter:
             while written < len(data):
                 written += os.write(self._fd, data[written:])
         except OSError:
+            self._encoder.reset()  # the next line must not lean on one that may be torn
             self._torn = True
             self.failures += 1
             raise
@@ -71,6 +74,7 @@ class LogRead:
 
 def read_events(path: str | Path) -> LogRead:
     result = LogRead()
+    decoder = LogDecoder()
     with open(path, "rb") as handle:
         lines = handle.read().split(b"\n")
     last = len(lines) - 1
@@ -78,7 +82,7 @@ def read_events(path: str | Path) -> LogRead:
         if not line.strip():
             continue
         try:
-            result.events.append(parse_event(line))
+            result.events.append(decoder.decode(line))
         except (ValidationError, ValueError) as exc:
             if number - 1 == last:
                 result.torn_tail = True
