@@ -77,29 +77,26 @@ class ConversationBuilder:
         if handler is not None:
             handler(self, event)
 
-    # Blocks and messages are built with `model_construct`: their values come from events that
-    # were validated when they were made, and validating them again was a tenth of a call's cost.
-
     def _text(self, event: AssistantText) -> None:
         if event.text:
-            self._assistant[event.index] = TextBlock.model_construct(text=event.text)
+            self._assistant[event.index] = TextBlock(text=event.text)
 
     def _thinking(self, event: AssistantThinking) -> None:
-        self._assistant[event.index] = ThinkingBlock.model_construct(raw=event.raw)
+        self._assistant[event.index] = ThinkingBlock(raw=event.raw)
 
     def _requested(self, event: ToolCallRequested) -> None:
-        self._assistant[event.index] = ToolUseBlock.model_construct(id=event.call_id or "", name=event.name,
-                                                                    input=event.input)
+        self._assistant[event.index] = ToolUseBlock(id=event.call_id or "", name=event.name,
+                                                     input=event.input)
         self._call_order.append(event.call_id or "")
 
     def _outcome(self, event: ToolCallResult | ToolCallError) -> None:
         if event.call_id in self._call_order:
-            self._results[event.call_id] = ToolResultBlock.model_construct(
+            self._results[event.call_id] = ToolResultBlock(
                 tool_use_id=event.call_id, content=event.model_content, is_error=event.type == "ToolCallError")
 
     def _user(self, event: UserMessage) -> None:
         self._flush_all()
-        self.messages.append(Message.model_construct(role="user", content=[TextBlock.model_construct(text=event.text)]))
+        self.messages.append(Message(role="user", content=[TextBlock(text=event.text)]))
 
     def _flush_all(self) -> None:
         self._flush_assistant()
@@ -108,7 +105,7 @@ class ConversationBuilder:
     def _flush_assistant(self) -> None:
         if self._assistant:
             blocks = [self._assistant[i] for i in sorted(self._assistant)]
-            self.messages.append(Message.model_construct(role="assistant", content=blocks))
+            self.messages.append(Message(role="assistant", content=blocks))
             self._assistant = {}
 
     def _flush_results(self) -> None:
@@ -117,12 +114,12 @@ class ConversationBuilder:
         # a call with no recorded result (log cut short by a crash) still needs one: the model
         # API rejects a tool_use without its tool_result
         blocks: list[Block] = [
-            self._results.get(cid) or ToolResultBlock.model_construct(
+            self._results.get(cid) or ToolResultBlock(
                 tool_use_id=cid, content="Tool result lost: the session ended before the call finished.",
                 is_error=True)
             for cid in self._call_order
         ]
-        self.messages.append(Message.model_construct(role="user", content=blocks))
+        self.messages.append(Message(role="user", content=blocks))
         self._call_order = []
         self._results = {}
 

@@ -32,7 +32,7 @@ from typing import Any
 import pydantic_core
 from pydantic import BaseModel
 
-from tui_app.runtime.events import EVENT_ADAPTER
+from tui_app.runtime.events import event_class
 
 #: fields whose values may be written as references (and are walked for them)
 PAYLOAD_FIELDS = frozenset({
@@ -66,10 +66,11 @@ def _crc(value: str | bytes) -> str:
 class _Plan:
     """Per event class: how its line is made."""
 
-    __slots__ = ("defaults", "payload", "register_only", "simple", "type_prefix")
+    __slots__ = ("defaults", "payload", "register_only", "serializer", "simple", "type_prefix")
 
     def __init__(self, cls: type[BaseModel]) -> None:
         fields = [n for n in cls.model_fields if n not in _HEADER]
+        self.serializer = cls.__pydantic_serializer__
         self.type_prefix = b'{"type":' + pydantic_core.to_json(cls.model_fields["type"].default)
         #: written by pydantic in one go, defaults left out (none of them holds a discriminated union)
         self.simple = {n for n in fields if n not in PAYLOAD_FIELDS}
@@ -107,6 +108,8 @@ class LogEncoder:
         #: a long string, or the JSON bytes of a list or object → (where it was written, checksum)
         self._seen: OrderedDict[str | bytes, tuple[str, str]] = OrderedDict()
         self._seen_chars = 0
+        #: id of a frozen model → (the model, the reference written for it)
+        self._frozen: dict[int, tuple[Any, bytes]] = {}
 
     def encode(self, event: Any) -> bytes:
         plan = _plan(type(event))
@@ -133,9 +136,9 @@ class LogEncoder:
             parts.append(b',"turn_id":' + _to_json(turn))
             self._turn = turn
         if plan.simple:
-            body = event.model_dump_json(include=plan.simple, exclude_defaults=True)
+            body = plan.serializer.to_json(event, include=plan.simple, exclude_defaults=True)
             if len(body) > 2:
-                parts.append(b"," + body[1:-1].encode("utf-8"))
+                parts.append(b"," + body[1:-1])
         for name in plan.register_only:
             value = data[name]
             if isinstance(value, str) and len(value) >= MIN_STRING:
@@ -156,6 +159,20 @@ class LogEncoder:
             if len(value) < MIN_STRING and not value.startswith(_NUL):
                 return _to_json(value)
             return _to_json(self._payload(value, path, 1))
+        if isinstance(value, BaseModel) and value.model_config.get("frozen"):
+            # the same frozen object again (a tool's flags on every call): the same reference
+            known = self._frozen.get(id(value))
+            if known is not None and known[0] is value:
+                return known[1]
+            written = self._container(value, path)
+            if written.startswith(b'"'):
+                if len(self._frozen) > 256:
+                    self._frozen.clear()
+                self._frozen[id(value)] = (value, written)
+            return written
+        return self._container(value, path)
+
+    def _container(self, value: Any, path: str) -> bytes:
         text = _to_json(value)
         if len(text) < MIN_STRING and b"\\u0000" not in text:
             return text  # nothing in it is long enough to refer to, nor starts with NUL
@@ -247,7 +264,7 @@ class LogDecoder:
             self._turn = raw.get("turn_id", self._turn)
             ts = raw.get("ts")
             self._ts = float(ts) if isinstance(ts, int | float) else self._ts
-        event = EVENT_ADAPTER.validate_python(raw)
+        event = event_class(raw.get("type")).model_validate(raw)
         plan = _plan(type(event))
         if plan.payload or plan.register_only:
             self._lines[event.seq] = raw

@@ -13,7 +13,16 @@ from collections.abc import Callable
 from typing import Any
 
 from tui_app.runtime.approval_stage import approve
-from tui_app.runtime.call import CallEnv, CallState, ToolCall, hook_call, make_context, tool_checks, validated_input
+from tui_app.runtime.call import (
+    CallEnv,
+    CallState,
+    ToolCall,
+    hook_call,
+    make_context,
+    parsed_input,
+    tool_checks,
+    validated_input,
+)
 from tui_app.runtime.contract import (
     ProgressSink,
     RawResult,
@@ -32,7 +41,7 @@ from tui_app.runtime.events import (
     ToolCallStarted,
     Warning,
 )
-from tui_app.runtime.hooks.runner import PostToolUseOutcome
+from tui_app.runtime.hooks.runner import NoHooks, PostToolUseOutcome
 from tui_app.runtime.outcome import CallEnded, Outcome, project_exception, tool_use_error
 from tui_app.runtime.permissions.broker import input_sha256
 from tui_app.runtime.permissions.decision import (
@@ -58,6 +67,8 @@ from tui_app.runtime.timeouts import (
     DeadlineExceeded,
     resolve_timeout,
 )
+
+NO_POST = PostToolUseOutcome()
 
 # ---- the whole call ------------------------------------------------------------------------------
 
@@ -101,10 +112,12 @@ def lookup(state: CallState) -> None:
 
 def validate(state: CallState) -> None:
     assert state.spec is not None
-    state.input = validated_input(state.spec, state.call.input, "validate")
+    state.input = validated_input(state.spec, state.call.input, "validate", state)
 
 
 async def pre_tool_use(state: CallState) -> None:
+    if isinstance(state.env.hooks, NoHooks):
+        return  # nothing could deny, rewrite or add to the call
     result = await state.env.hooks.pre_tool_use(hook_call(state))
     state.context.extend(result.context)
     state.stop_reason = result.stop_reason
@@ -117,7 +130,7 @@ async def pre_tool_use(state: CallState) -> None:
         raise CallEnded("hook", "hook_denied", reason, stop_turn=result.stop_reason is not None)
     if result.updated_input is not None:
         assert state.spec is not None
-        state.input = validated_input(state.spec, result.updated_input, "hook")
+        state.input = validated_input(state.spec, result.updated_input, "hook", state)
         await tool_checks(state)
     state.hook_word = result.decision
     state.hook_reason = result.reason
@@ -187,7 +200,7 @@ async def execute(state: CallState) -> RawResult:
     deadline = Deadline(timeout.watchdog_ms if timeout else None)
     ctx.services = {**ctx.services, "deadline": deadline}
     try:
-        raw = await deadline.run(spec.handler(spec.parse(state.input), ctx))
+        raw = await deadline.run(spec.handler(parsed_input(state), ctx))
     except ToolFailure as failure:
         raise CallEnded("execute", failure.code, failure.message,
                         failure.model_content or tool_use_error(failure.message),
@@ -234,7 +247,6 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
     check_output(spec, raw)
     serialized = serialize(state, raw)
     announce_serialization(state, serialized)
-    response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
     if raw.is_error:
         error_text = serialized.text
         failure = await env.hooks.post_tool_use_failure(
@@ -243,7 +255,11 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         return emit_error(state, CallEnded("execute", raw.error_code, serialized.summary or "failed",
                                            side_effects="applied", display=raw.display),
                           serialized.content, serialized)
-    post = await env.hooks.post_tool_use(hook_call(state), json_safe(response), state.exec_ms)
+    if isinstance(env.hooks, NoHooks):
+        post = NO_POST  # nothing to ask: no hook input is built (it copied the whole output)
+    else:
+        response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
+        post = await env.hooks.post_tool_use(hook_call(state), json_safe(response), state.exec_ms)
     state.context.extend(post.context)
     if post.stop_reason is not None:
         state.stop_reason = post.stop_reason
