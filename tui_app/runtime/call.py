@@ -125,8 +125,6 @@ async def tool_checks(state: CallState) -> None:
     """The tool's own preconditions and resolution, before any hook or dialog."""
     spec = state.spec
     assert spec is not None
-    if spec.validate_input is None and spec.resolve_input is None:
-        return
     ctx = state.ctx = make_context(state)
     try:
         if spec.validate_input is not None:

@@ -116,7 +116,7 @@ def validate(state: CallState) -> None:
 
 
 async def pre_tool_use(state: CallState) -> None:
-    if isinstance(state.env.hooks, NoHooks):
+    if type(state.env.hooks) is NoHooks:  # exactly the empty runner (a subclass may listen)
         return  # nothing could deny, rewrite or add to the call
     result = await state.env.hooks.pre_tool_use(hook_call(state))
     state.context.extend(result.context)
@@ -255,7 +255,7 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         return emit_error(state, CallEnded("execute", raw.error_code, serialized.summary or "failed",
                                            side_effects="applied", display=raw.display),
                           serialized.content, serialized)
-    if isinstance(env.hooks, NoHooks):
+    if type(env.hooks) is NoHooks:
         post = NO_POST  # nothing to ask: no hook input is built (it copied the whole output)
     else:
         response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tui_app.runtime.display import DiffHunk, FileDiffDisplay
-from tui_app.runtime.files.line_diff import Change, diff_lines
+from tui_app.runtime.files.git_diff import HARD_LINES, git_changes, git_program
+from tui_app.runtime.files.line_diff import Change, HardDiff, diff_lines
 
 CONTEXT_LINES = 3
 CARD_MAX_HUNKS = 8
@@ -49,10 +50,13 @@ class Patch:
         return sum(len(h.lines) for h in self.hunks)
 
 
-def _body(prefix: str, line: str) -> list[str]:
-    if line.endswith("\n"):
-        return [prefix + line[:-1]]
-    return [prefix + line, NO_NEWLINE]
+def _bodies(prefix: str, lines: list[str]) -> list[str]:
+    """Body lines of a run of lines (only the very last line of a text can lack its newline)."""
+    if not lines:
+        return []
+    if lines[-1].endswith("\n"):
+        return [prefix + line[:-1] for line in lines]
+    return [*(prefix + line[:-1] for line in lines[:-1]), prefix + lines[-1], NO_NEWLINE]
 
 
 def _range_start(start: int, length: int) -> int:
@@ -73,15 +77,11 @@ def hunks_of(a: list[str], b: list[str], changes: list[Change], context: int = C
         lines: list[str] = []
         at = a_start
         for a_lo, a_hi, b_lo, b_hi in group:
-            for line in a[at:a_lo]:
-                lines += _body(" ", line)
-            for line in a[a_lo:a_hi]:
-                lines += _body("-", line)
-            for line in b[b_lo:b_hi]:
-                lines += _body("+", line)
+            lines += _bodies(" ", a[at:a_lo])
+            lines += _bodies("-", a[a_lo:a_hi])
+            lines += _bodies("+", b[b_lo:b_hi])
             at = a_hi
-        for line in a[at:a_end]:
-            lines += _body(" ", line)
+        lines += _bodies(" ", a[at:a_end])
         hunks.append(DiffHunk(old_start=_range_start(a_start, a_end - a_start), old_lines=a_end - a_start,
                               new_start=_range_start(b_start, b_end - b_start), new_lines=b_end - b_start,
                               lines=lines))
@@ -98,7 +98,16 @@ def hunks_of(a: list[str], b: list[str], changes: list[Change], context: int = C
 
 def structured_patch(old: str, new: str, context: int = CONTEXT_LINES) -> Patch:
     a, b = split_lines(old), split_lines(new)
-    changes = diff_lines(a, b)
+    changes = None
+    if git_program() is not None:
+        # the usual edit (a few changed places, or a rewrite) is quicker here than a process; a
+        # big region of moved, shuffled or re-indented lines goes to git, at C speed
+        try:
+            changes = diff_lines(a, b, hard_lines=HARD_LINES)
+        except HardDiff:
+            changes = git_changes(old, new)
+    if changes is None:
+        changes = diff_lines(a, b)
     removed = sum(c[1] - c[0] for c in changes)
     added = sum(c[3] - c[2] for c in changes)
     return Patch(hunks_of(a, b, changes, context), added=added, removed=removed)
