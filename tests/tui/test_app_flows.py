@@ -12,7 +12,6 @@ from tests.procs import kill_marked, marker, wait_for_marker, wait_gone
 from tests.tui.app_harness import AppUnderTest, make_session, started, type_prompt, wait_until
 from tests.tui.helpers import screen_text
 from tui_app.runtime.hooks.runner import NoHooks, PermissionHookAnswer
-from widgets.chat import AssistantMarkdown
 from widgets.diff.view import DiffView
 
 EDIT = {"id": "e1", "name": "Edit",
@@ -21,7 +20,7 @@ READ = {"id": "r1", "name": "Read", "input": {"file_path": "calc.py"}}
 
 
 def chat_text(app: AppUnderTest) -> str:
-    return "\n".join(m.source for m in app.main.chat.query(AssistantMarkdown))
+    return "\n".join(app.main.chat.assistant_texts())
 
 
 async def test_prompt_stream_rows_edit_dialog_with_its_diff_approve_and_the_detail_shows_the_diff(

@@ -6,6 +6,7 @@ artifacts and MCP stderr logs). "Export transcript" from the palette is the one 
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import ClassVar
 
@@ -24,9 +25,13 @@ class ReplayApp(App[int]):
     COMMANDS: ClassVar = App.COMMANDS | {VigilCommands}
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", priority=True)]
 
-    def __init__(self, screen: ReplayScreen | None = None) -> None:
+    def __init__(self, screen: ReplayScreen | None = None, *, freeze_gc: bool = True) -> None:
         """With a replay screen, that session; without, the session browser first."""
         super().__init__()
+        if freeze_gc:
+            # the loaded log and everything imported stay for the app's life: out of the
+            # collector's scans, which otherwise walk every recorded event again and again
+            gc.freeze()
         self.first = screen
         theme = pick_theme()
         if theme in self.available_themes:
