@@ -28,10 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui_app.runtime.permissions.decision import ModePolicy
-
 from tui_app.runtime.hooks.runner import NoHooks
 from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import CallEnv, ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.results.artifacts import ArtifactStore

@@ -20,13 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui_app.runtime.permissions.decision import ModePolicy
-
 from tui_app.mcp.config import ServerConfig
 from tui_app.mcp.connection import McpConnection
 from tui_app.mcp.projection import make_tool_spec
 from tui_app.runtime.hooks.runner import NoHooks
 from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import CallEnv, ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
 

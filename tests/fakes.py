@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 from pydantic import BaseModel
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tui_app.runtime.contract import (
     RawResult,
@@ -19,6 +18,7 @@ from tui_app.runtime.contract import (
 )
 from tui_app.runtime.hooks.runner import NoHooks
 from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import CallEnv
 from tui_app.runtime.registry import ToolRegistry
 

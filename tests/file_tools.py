@@ -1,54 +1,17 @@
-"""Helpers for the file-tool tests: a session-like environment with the real FileState, and the
-Read tool that reports baselines.
-
-Read is built on another branch. Until it is merged, `READ` here is a small reader that reports
-baselines through the same interface (`record_read(path, data_sha256, size, mtime_ns, full)`), so
-the read-before-write tests run unchanged against the real Read once it is there.
-"""
+"""Helpers for the file-tool tests: a session-like environment with the real FileState and the
+real Read tool, which reports the baselines that Write and Edit check."""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes import SAFE, Recorder, make_env
-from tui_app.runtime.contract import RawResult, StrictInput, ToolContext, ToolFailure, ToolSpec
-from tui_app.runtime.files.state import FileState, absolute_path
+from tests.fakes import Recorder, make_env
+from tui_app.runtime.contract import ToolSpec
+from tui_app.runtime.files.state import FileState
 from tui_app.runtime.pipeline import ToolCall, run_call
-
-
-class _ReadInput(StrictInput):
-    file_path: str
-    offset: int | None = None
-    limit: int | None = None
-
-
-async def _read(args: _ReadInput, ctx: ToolContext) -> RawResult:
-    path = absolute_path(args.file_path, ctx.cwd)
-    try:
-        mtime_ns = os.stat(path).st_mtime_ns
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        raise ToolFailure(f"File does not exist: {path}") from None
-    lines = data.decode("utf-8", "replace").split("\n")
-    start = max(1, args.offset or 1)
-    end = start - 1 + (args.limit or 2000)
-    window = lines[start - 1:end]
-    full = start == 1 and end >= len(lines)
-    chunk = "\n".join(window).encode("utf-8") if not full else data
-    ctx.service("file_state").record_read(path=path, data_sha256=hashlib.sha256(chunk).hexdigest(),
-                                          size=len(chunk), mtime_ns=mtime_ns, full=full)
-    return RawResult(text="\n".join(f"{n:>6}\t{line}" for n, line in enumerate(window, start)))
-
-
-try:
-    from tui_app.tools.read import READ
-except ImportError:  # not merged yet: the stand-in above speaks the same interface
-    READ = ToolSpec(name="Read", description="read a file", handler=_read, input_model=_ReadInput, flags=SAFE)
+from tui_app.tools.read import READ
 
 
 class Caller:

@@ -9,7 +9,6 @@ tool list, usage per step), plus early execution of reads while the model still 
 from __future__ import annotations
 
 import pytest
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.agent_kit import (
     EDIT,
@@ -27,6 +26,7 @@ from tests.agent_kit import home as private_home
 from tests.test_provider_anthropic import tools_bytes
 from tests.wire_server import LoopbackServer, Piece, Reply, anthropic_events, openai_chunks, sse
 from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.permissions.decision import ModePolicy
 
 home = private_home  # the fixture, visible to this module's tests
 FINAL = "Both files are read; the edit was not allowed, so I stopped there."

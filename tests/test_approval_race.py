@@ -176,19 +176,35 @@ async def test_an_answer_must_echo_the_hash_of_what_was_shown(tmp_path):
     assert requested.input_sha256 == client.seen[0].input_sha256 and requested.preview == "make"
 
 
-async def test_approve_a_run_b_is_refused(tmp_path):
-    captured: dict = {}
-
+def _previewed_bash(captured: dict) -> ToolSpec:
     async def preview(data, ctx):
         captured["data"] = data
         return ApprovalPreview(summary="Run", kind="command", body=data["command"])
 
-    tool = ToolSpec(name="Bash", description="b", handler=record, input_model=BashInput,
+    return ToolSpec(name="Bash", description="b", handler=record, input_model=BashInput,
                     permission=PermissionSpec(kind="bash", rule_key="command"), prepare_approval=preview)
-    env, _rec, broker = setup(tmp_path, specs=(tool,))
+
+
+async def test_a_client_scribbling_on_its_copy_of_the_request_changes_nothing_that_runs(tmp_path):
+    env, _rec, broker = setup(tmp_path, specs=(_previewed_bash({}),))
 
     def decide(request):
-        request.input["command"] = "rm -rf /"  # a client scribbling on its copy changes nothing
+        request.input["command"] = "rm -rf /"  # the client's copy, not what the runtime holds
+        return allow(request)
+
+    client = Client(broker, decide)
+    client.start()
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    client.join()
+    assert client.results == [True]
+    assert out.type == "ToolCallResult" and RAN == [("Bash", {"command": "make"})]
+
+
+async def test_approve_a_run_b_is_refused(tmp_path):
+    captured: dict = {}
+    env, _rec, broker = setup(tmp_path, specs=(_previewed_bash(captured),))
+
+    def decide(request):
         captured["data"]["command"] = "rm -rf ~"  # something changing the live input while the dialog is open
         return allow(request)
 

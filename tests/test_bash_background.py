@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone, with_marker
 from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import ScriptedModel, load_script
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.results.artifacts import ArtifactStore

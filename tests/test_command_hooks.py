@@ -36,7 +36,7 @@ async def test_pre_tool_use_input_environment_and_process(tmp_path):
     [seen] = records(log)
     assert seen["stdin"] == {
         "session_id": "sess-1", "transcript_path": "/tmp/events.jsonl", "cwd": "/tmp", "permission_mode": "default",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "effort": {"level": "medium"}, "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": "npm test", "description": "Run tests", "timeout": 120000},
         "tool_use_id": "toolu_01"}
     assert seen["CLAUDE_PROJECT_DIR"] == seen["VIGIL_PROJECT_DIR"] == str(tmp_path)

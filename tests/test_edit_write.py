@@ -9,13 +9,13 @@ import os
 import stat
 
 import pytest
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.file_tools import file_env
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.files.diffing import apply_hunks
 from tui_app.runtime.hooks.runner import NoHooks
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.tools.edit import EDIT, MULTI_EDIT
 from tui_app.tools.write import WRITE
 

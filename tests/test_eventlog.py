@@ -61,11 +61,27 @@ SAMPLES = [
         "question": "Which database?", "header": "Database", "multiSelect": False,
         "options": [{"label": "SQLite", "description": "a file"}, {"label": "Postgres", "description": "a server"}]}]),
     ev.UserQuestionAnswered(call_id="c3", request_id="perm-2", answers={"Which database?": "SQLite"}),
+    ev.ConversationCompacted(summary="We fixed add().", boundary_seq=41, trigger="auto", tokens_before=9000,
+                             tokens_after=300, usage={"input_tokens": 9000, "output_tokens": 300}),
+    ev.MemoryLoaded(files=[{"path": "/p/CLAUDE.md", "scope": "project", "bytes": 12, "imported_from": None}],
+                    problems=["/p/CLAUDE.md:3: @missing.md: no such file"]),
+    ev.SubagentStarted(call_id="c4", agent_id="agent-1", description="find callers", subagent_type="Explore",
+                       prompt="Find the callers of add()", tools=["Read", "Grep"]),
+    ev.ToolCallRequested(call_id="agent-1_c1", agent_id="agent-1", step=2, index=0, name="Grep",
+                         input={"pattern": "add("}),
+    ev.SubagentEnded(call_id="c4", agent_id="agent-1", reason="completed", steps=2, calls=1, result="two callers",
+                     transcript=REF),
+    ev.PlanApprovalAsked(call_id="c5", request_id="plan-1", plan="# Plan\n1. fix add()"),
 ]
 
 
 def test_the_samples_cover_every_event_type():
     assert {type(e) for e in SAMPLES} == set(ev.event_types())
+
+
+def test_an_event_of_the_sessions_own_agent_is_stored_without_an_agent_id():
+    assert "agent_id" not in ev.UserMessage(text="hi").model_dump_json()
+    assert '"agent_id":"agent-1"' in ev.UserMessage(text="hi", agent_id="agent-1").model_dump_json()
 
 
 @pytest.mark.parametrize("event", SAMPLES, ids=lambda e: e.type)

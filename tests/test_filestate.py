@@ -9,12 +9,12 @@ import os
 from pathlib import Path
 
 import pytest
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.fakes import Recorder
 from tests.file_tools import external_write, file_env
 from tui_app.runtime.contract import ToolFailure
 from tui_app.runtime.files.state import FileState, absolute_path
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.tools.edit import EDIT
 
 

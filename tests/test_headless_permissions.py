@@ -50,13 +50,23 @@ async def test_stream_json_lists_denials_explains_them_and_the_run_goes_on(tmp_p
     code = await run_headless(session, "build it", "stream-json", out)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert code == 0
-    assert [ln["type"] for ln in lines] == ["system", "assistant", *["user"] * 4, "assistant", "result"]
+    # Claude Code's order: a line per content block; a refusal of the permission system is announced
+    # by a `permission_denied` line just before its result
+    assert [(ln["type"], ln.get("subtype")) for ln in lines] == [
+        ("system", "init"), *[("assistant", None)] * 5, ("system", "permission_denied"), ("user", None),
+        ("user", None), ("system", "permission_denied"), ("user", None), ("user", None), ("assistant", None),
+        ("result", "success")]
     assert lines[0]["permissionMode"] == "default"
-    results = {ln["message"]["content"][0]["tool_use_id"]: ln["message"]["content"][0] for ln in lines[2:6]}
+    users = [ln for ln in lines if ln["type"] == "user"]
+    results = {ln["message"]["content"][0]["tool_use_id"]: ln["message"]["content"][0] for ln in users}
     assert results["t1"]["is_error"] and "denied by the rule Bash(rm *)" in results["t1"]["content"]
-    assert not results["t2"]["is_error"]  # the PermissionRequest hook decided
+    assert not results["t2"].get("is_error")  # the PermissionRequest hook decided
     assert results["t3"]["is_error"] and results["t3"]["content"] == "No permission client configured"
-    assert not results["t4"]["is_error"]
+    assert not results["t4"].get("is_error")
+    denied = [ln for ln in lines if ln.get("subtype") == "permission_denied"]
+    assert [(d["tool_use_id"], d["decision_reason_type"]) for d in denied] == [("t1", "rule"), ("t3", "mode")]
+    assert denied[1]["message"] == "No permission client configured"
+    assert users[0]["tool_use_result"] == "Error: " + results["t1"]["content"]
     result = lines[-1]
     assert (result["subtype"], result["num_turns"]) == ("success", 2)
     assert result["result"] == "Two calls were refused; I will explain."
@@ -117,3 +127,41 @@ async def test_settings_are_announced_after_the_session_starts(tmp_path):
     assert seen[1].errors[0]["file"] == str(tmp_path / ".vigil" / "settings.local.json")
     logged = [json.loads(line)["type"] for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert "SettingsLoaded" in logged
+
+
+async def test_a_post_tool_use_block_keeps_the_result_a_success_and_tells_the_model(tmp_path):
+    """Claude Code's rule: the call ran, so its result stands; the reason reaches the model beside it."""
+    RAN.clear()
+    block = {"decision": "block", "reason": "lint found 3 problems"}
+    steps = [{"text": "Reading.", "tool_calls": [{"id": "r1", "name": "Read", "input": {"file_path": "a"}}]},
+             {"text": "Noted.", "expect": ["PostToolUse:Read hook blocking error: lint found 3 problems"]}]
+    session = session_for(tmp_path, steps, hooks_config=one("PostToolUse", handler(
+        script("respond.py", json.dumps(block))), matcher="Read"))
+    out = io.StringIO()
+    assert await run_headless(session, "read it", "stream-json", out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    result = next(ln for ln in lines if ln["type"] == "user")["message"]["content"][0]
+    assert "is_error" not in result and "lint found 3 problems" in result["content"]
+    assert lines[-1]["permission_denials"] == [] and lines[-1]["result"] == "Noted."
+    assert [name for name, _ in RAN] == ["Read"]
+
+
+async def test_a_headless_pre_tool_use_ask_gives_the_model_the_hooks_reason(tmp_path):
+    RAN.clear()
+    ask = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                  "permissionDecisionReason": "a person must look at rm"}}
+    steps = [{"text": "Cleaning.", "tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "ls"}}]},
+             {"text": "Refused.", "expect": ["a person must look at rm"]}]
+    session = session_for(tmp_path, steps, hooks_config=one("PreToolUse", handler(
+        script("respond.py", json.dumps(ask))), matcher="Bash"))
+    out = io.StringIO()
+    assert await run_headless(session, "clean", "stream-json", out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    denied = next(ln for ln in lines if ln.get("subtype") == "permission_denied")
+    assert (denied["tool_use_id"], denied["decision_reason_type"], denied["message"]) == (
+        "b1", "hook", "a person must look at rm")
+    result = next(ln for ln in lines if ln["type"] == "user")["message"]["content"][0]
+    assert result["is_error"] and result["content"] == "a person must look at rm"
+    assert lines[-1]["permission_denials"] == [{"tool_name": "Bash", "tool_use_id": "b1",
+                                                "tool_input": {"command": "ls"}}]
+    assert RAN == []

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tui_app.runtime.permissions.decision import PermissionQuery
 
 from tests.perm_fakes import BY_NAME
+from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import DenyGuard, RulePolicy
 from tui_app.runtime.permissions.rules import make_rule
 

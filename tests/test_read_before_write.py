@@ -9,12 +9,12 @@ import os
 import threading
 
 import pytest
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.file_tools import external_write, file_env
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.tools.edit import EDIT
 from tui_app.tools.write import WRITE
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tui_app.runtime.results.serialize import failure_text, preview_head, preview_tail, truncate_middle, truncate_text
 
 from tests.fakes import SAFE, make_env
 from tui_app.runtime.contract import RawResult, ResultBudget, StrictInput, ToolFailure, ToolSpec
@@ -16,6 +15,7 @@ from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.results import budgets
 from tui_app.runtime.results.artifacts import ArtifactStore
+from tui_app.runtime.results.serialize import failure_text, preview_head, preview_tail, truncate_middle, truncate_text
 
 
 class EmitInput(StrictInput):

@@ -7,9 +7,9 @@ import json
 import os
 
 import pytest
-from tui_app.runtime.permissions.decision import PermissionQuery
 
 from tests.perm_fakes import BASH, EDIT, MCP_READ
+from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.permissions.rules import RuleError, make_rule, parse_rule
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from tui_app.runtime.permissions.decision import ModePolicy
-
 from tests.fakes import make_env
 from tests.file_tools import READ
 from tui_app.agents.builtin import run_turn
@@ -18,6 +16,7 @@ from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.files.state import FileState
 from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session

@@ -175,12 +175,14 @@ async def test_replay_prints_a_session_without_running_anything(home, tmp_path, 
     text = capsys.readouterr().out
     assert tripwire == []
     assert len(server.requests) == 2  # and no model was asked anything either
+    # one assistant line per content block, the blocks of one response sharing its id
     assert [(line["type"], line.get("subtype")) for line in lines] == [
-        ("system", "init"), ("user", None), ("assistant", None), ("user", None), ("user", None),
+        ("system", "init"), ("user", None), *[("assistant", None)] * 3, ("user", None), ("user", None),
         ("assistant", None), ("result", "success")]
     assert lines[0]["tools"] == ["Look", "Shell"] and lines[0]["model"] == "claude-sonnet-4-6"
-    assert [b["type"] for b in lines[2]["message"]["content"]] == ["text", "tool_use", "tool_use"]
-    shell_result = lines[3]["message"]["content"][0]
+    assert [line["message"]["content"][0]["type"] for line in lines[2:5]] == ["text", "tool_use", "tool_use"]
+    assert len({line["message"]["id"] for line in lines[2:5]}) == 1
+    shell_result = lines[5]["message"]["content"][0]
     assert shell_result["tool_use_id"] == "call_sh" and shell_result["content"] == "hello from a process\n"
     assert lines[-1]["result"] == "It printed hello." and lines[-1]["num_turns"] == 2
     assert "> Run the thing." in text and "→ Shell" in text and "✓ Shell" in text and "It printed hello." in text

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from tui_app.runtime.permissions.decision import PermissionQuery
 
 from tests.perm_fakes import BASH, READ
 from tui_app.assemble import SessionOptions, build_hooks, build_policy
@@ -14,6 +13,7 @@ from tui_app.config import SettingsError, load_settings, settings_events
 from tui_app.runtime.hooks.command import CommandHooks
 from tui_app.runtime.hooks.config import compile_matcher
 from tui_app.runtime.hooks.runner import NoHooks
+from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import RulePolicy
 
 

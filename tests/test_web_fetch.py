@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.fakes import make_env
 from tui_app.runtime.contract import TimeoutPolicy
 from tui_app.runtime.events import ToolCallError, ToolCallResult
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.results.artifacts import ArtifactStore
 from tui_app.tools import web_fetch

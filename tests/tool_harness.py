@@ -6,12 +6,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from tui_app.runtime.permissions.decision import ModePolicy
-
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.hooks.runner import NoHooks
 from tui_app.runtime.permissions.broker import ApprovalBroker
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import CallEnv, ToolCall, run_call
 from tui_app.runtime.registry import ToolRegistry
 

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.agents.builtin import run_turn
+from tui_app.agents.setup import equip_builtin_agent
 from tui_app.agents.system_prompt import build_system_prompt
 from tui_app.config import LoadedSettings, SettingsError, load_settings, settings_events
+from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.events import Warning
 from tui_app.runtime.hooks.command import CommandHooks
 from tui_app.runtime.hooks.runner import HookRunner, NoHooks
@@ -24,6 +26,7 @@ from tui_app.runtime.permissions.decision import PermissionMode, PermissionPolic
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
+from tui_app.tools.agent import agent_tool
 
 
 class SetupError(Exception):
@@ -46,6 +49,10 @@ class SessionOptions:
     strict_mcp_config: bool = False
     max_turns: int | None = None
     resume: str | None = None
+    #: the id of a new session (`--session-id`); None: a fresh one
+    session_id: str | None = None
+    #: more working directories (`--add-dir`), beside `permissions.additionalDirectories`
+    add_dirs: list[str] = field(default_factory=list)
     #: a client (the TUI) will answer approvals; headless runs have none
     interactive: bool = False
     persist: bool = True
@@ -97,13 +104,20 @@ class EventRelay:
 
 def load_options_settings(options: SessionOptions) -> LoadedSettings:
     try:
-        return load_settings(
+        loaded = load_settings(
             cwd=check_cwd(options.cwd), settings_file=options.settings_file,
             no_claude_settings=options.no_claude_settings, allowed_tools=options.allowed_tools,
             disallowed_tools=options.disallowed_tools, permission_mode=options.permission_mode,
         )
     except SettingsError as exc:
         raise SetupError(str(exc)) from None
+    for directory in options.add_dirs:
+        path = os.path.realpath(os.path.join(loaded.project_dir, os.path.expanduser(directory)))
+        if not os.path.isdir(path):
+            raise SetupError(f"--add-dir {directory}: no such directory")
+        if path not in loaded.additional_dirs:
+            loaded.additional_dirs.append(path)
+    return loaded
 
 
 def build_policy(options: SessionOptions, settings: LoadedSettings | None = None,
@@ -224,14 +238,17 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         agent=run_turn, cwd=cwd, model=model, registry=registry, policy=policy,
         hooks=build_hooks(options, loaded, relay, registry),
         broker=ApprovalBroker(interactive=options.interactive, timeout_s=loaded.approval_timeout_s),
-        session_id=options.resume, persist=options.persist, max_steps=options.max_turns,
+        session_id=options.resume or options.session_id, persist=options.persist, max_steps=options.max_turns,
         system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),
     )
     relay.target = session.emit
     session.startup_events.extend(settings_events(loaded))
     session.services.update(build_services(options, session.id))
+    recorded = None
     if options.resume:
         session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again
+        recorded = read_events(session.log_path).events if session.log_path else None
+    equip_builtin_agent(session, values, agent_tool=agent_tool, recorded=recorded)
     connect_services(session)
     mcp = build_mcp(options, session)
     if mcp is not None:

@@ -7,6 +7,8 @@
     vigil sessions             list recorded sessions (--tui: browse them, open one read-only)
     vigil replay ID            a recorded session read-only in the TUI, with a timeline; nothing is executed
     vigil replay ID --output-format text|stream-json    print it instead
+    vigil acp                  an ACP agent on stdio (for editors: Zed, Toad, agent-shell …)
+    vigil --input-format stream-json …   the Agent SDKs' `claude`: control protocol on stdin/stdout
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true",
                         help="the bundled demo on a fresh sample project (headless with --output-format)")
     parser.add_argument("--version", action="version", version="vigil 0.1.0")
+    from tui_app.headless.sdk_cli import add_sdk_arguments
+
+    add_sdk_arguments(parser)  # what the Agent SDKs pass to `claude`
     return parser
 
 
@@ -100,7 +105,7 @@ def options_from(args: argparse.Namespace, interactive: bool):
         disallowed_tools=[r for group in args.disallowed_tools for r in group],
         settings_file=args.settings, no_claude_settings=args.no_claude_settings, mcp_config=args.mcp_config,
         strict_mcp_config=args.strict_mcp_config, max_turns=args.max_turns, resume=args.resume,
-        interactive=interactive,
+        interactive=interactive, add_dirs=list(getattr(args, "add_dir", None) or []),
     )
 
 
@@ -213,14 +218,18 @@ def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> An
 
 
 def run_tui(args: argparse.Namespace, demo: bool) -> int:
-    app = build_tui(args, demo)
-    if isinstance(app, int):
-        return app
-    try:
-        code = app.run()
-    finally:
-        app.close_runtime()  # whatever ended the app, no child process outlives it
-    return code or 0
+    while True:
+        app = build_tui(args, demo)
+        if isinstance(app, int):
+            return app
+        try:
+            code = app.run()
+        finally:
+            app.close_runtime()  # whatever ended the app, no child process outlives it
+        target = getattr(app, "resume_request", None)
+        if not target:
+            return code or 0
+        args.resume, demo = target, False  # /resume: the chosen session opens in a new app
 
 
 def run_sessions(argv: list[str]) -> int:
@@ -287,6 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_sessions(argv[1:])
     if argv and argv[0] == "replay":
         return run_replay(argv[1:])
+    if argv and argv[0] == "acp":
+        return run_acp(argv[1:])
     if argv and argv[0] == "artifacts":
         from tui_app.app.artifacts_command import main as artifacts_main
 
@@ -295,6 +306,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"vigil: `{argv[0]}` is not available yet\n")
         return 2
     args = build_parser().parse_args(argv)
+    if args.input_format == "stream-json":  # an Agent SDK drives Vigil over stdin and stdout
+        return run_sdk_command(args)
+    if (args.prompt is None and not args.demo and (args.output_format or args.input_format)
+            and not sys.stdin.isatty() and not wants_demo(args)):
+        args.prompt = sys.stdin.read()  # `… | vigil --output-format json`: the prompt comes on stdin
     if args.prompt is not None:
         if not args.prompt.strip():
             sys.stderr.write("vigil: the prompt is empty\n")
@@ -306,6 +322,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         with exiting_on_signals():
             return run_demo_headless(args)
     return run_tui(args, demo)
+
+
+def run_acp(argv: list[str]) -> int:
+    """`vigil acp`: an ACP agent on stdio; each session opens in the directory the client names,
+    with the model and permission flags given here."""
+    import dataclasses
+
+    parser = build_parser()
+    parser.prog = "vigil acp"
+    args = parser.parse_args(argv)
+    if wants_demo(args) and not args.demo:
+        sys.stderr.write("vigil: no model is configured (set ANTHROPIC_API_KEY, or OPENAI_BASE_URL and --model, "
+                         "or pass --script FILE)\n")
+        return 2
+    if args.demo and args.script is None:
+        args.provider = "scripted"
+    base = options_from(args, interactive=True)
+
+    def options_for(cwd: str):
+        return dataclasses.replace(base, cwd=cwd)
+
+    import asyncio
+
+    from tui_app.headless.acp_agent import serve
+
+    with exiting_on_signals():
+        return asyncio.run(serve(options_for))
+
+
+def run_sdk_command(args: argparse.Namespace) -> int:
+    """Vigil as the Agent SDKs' `claude`: never the TUI, never the demo unless asked for."""
+    from tui_app.headless.sdk_cli import run_sdk
+
+    if wants_demo(args) and not args.demo:
+        sys.stderr.write("vigil: no model is configured (set ANTHROPIC_API_KEY, or OPENAI_BASE_URL and --model, "
+                         "or pass --script FILE)\n")
+        return 2
+    if args.demo and args.script is None:
+        from tui_app.demo import copy_sample_project
+
+        args.cwd, args.provider = str(copy_sample_project()), "scripted"
+    with exiting_on_signals():
+        return run_sdk(args, options_from(args, interactive=args.permission_prompt_tool == "stdio"))
 
 
 @contextlib.contextmanager

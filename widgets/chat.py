@@ -19,18 +19,16 @@ nothing is ever parsed as Textual or Rich markup, and links are shown as text (n
 For screens and other helpers the interface is `apply(event)`, `add_notice(text, kind)`,
 `mounting_together()` (a batch: one layout at its end), `rewind(events)`, `call_line(call_id)`
 and `entries`; a new kind of entry subclasses `ChatEntry` (its `render`, and `activate` when it
-can be opened) and is added with `add_entry`.
+can be opened; see widgets/chat_entry.py) and is added with `add_entry`.
 """
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
-from rich.cells import cell_len
 from rich.markdown import Markdown as RichMarkdown
 from textual import events
 from textual.binding import Binding, BindingType
@@ -46,9 +44,11 @@ from tui_app.runtime.events import (
     AssistantTextDelta,
     AssistantThinking,
     AssistantThinkingDelta,
+    ConversationCompacted,
     FileChangedExternally,
     ModelRetry,
     ModelStepEnded,
+    SubagentStarted,
     TurnEnded,
     TurnStarted,
     UserMessage,
@@ -56,12 +56,16 @@ from tui_app.runtime.events import (
 )
 from tui_app.runtime.messages import thinking_text
 from tui_app.runtime.results.sanitize import neutralize
+from widgets.chat_entry import ChatEntry, blank, wrapped, wrapped_height
+from widgets.compaction_divider import CompactionDivider
 from widgets.messages import CallSelected
+from widgets.subagent_card import SubagentCard, SubagentProgress, fold_subagents
 from widgets.text.formatting import fmt_bytes, fmt_duration, short_path
 from widgets.text.line_render import content_strip, load_css, set_virtual_size
 from widgets.text.untrusted import one_line, plain
 from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 
+ChatEntryT = TypeVar("ChatEntryT", bound=ChatEntry)
 #: lines of the model's thinking shown before it is opened
 THINKING_LINES = 3
 #: rendered entries kept (their lines); only a screenful is shown at a time
@@ -75,48 +79,8 @@ STATE_STYLES = {
 NOTICE_GLYPHS = {"error": "✗ ", "warning": "⚠ ", "info": "· "}
 
 
-class ChatEntry:
-    """One entry of the chat. `render` gives its lines at a width; `version` is bumped whenever
-    they change (the chat caches lines by it)."""
-
-    #: Enter and a click call `activate`; up/down stop on it
-    interactive: ClassVar[bool] = False
-    #: a blank line above / below the entry
-    margin_top: ClassVar[int] = 0
-    margin_bottom: ClassVar[int] = 0
-
-    def __init__(self, position: int = 0) -> None:
-        #: how many events the chat had applied when the entry appeared (`rewind` cuts on it)
-        self.position = position
-        self.version = 0
-
-    def changed(self) -> None:
-        self.version += 1
-
-    def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
-        raise NotImplementedError
-
-    def estimate(self, width: int) -> int:
-        """The height before the entry was first rendered; exact where that is cheap."""
-        return 1 + self.margin_top + self.margin_bottom
-
-    def activate(self, chat: ChatView) -> None:
-        return None
-
-
-def _wrapped(content: Content, width: int, base: Style) -> list[Strip]:
-    return [content_strip(line, base, width) for line in content.wrap(max(1, width))] or [Strip.blank(width)]
-
-
-def _wrapped_height(text: str, width: int) -> int:
-    width = max(1, width)
-    return sum(max(1, math.ceil(cell_len(line) / width)) for line in text.split("\n"))
-
-
 class PromptEntry(ChatEntry):
-    """What the user asked."""
-
-    margin_top = 1
+    """What the user asked (a blank line above it)."""
 
     def __init__(self, text: str, position: int = 0) -> None:
         super().__init__(position)
@@ -125,10 +89,10 @@ class PromptEntry(ChatEntry):
     def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
         base = chat.entry_style("prompt")
         content = Content.assemble((" › ", "bold $text-primary"), plain(self.text), " ")
-        return [Strip.blank(width, chat.entry_style("base").rich_style), *_wrapped(content, width, base)]
+        return [blank(chat, width), *wrapped(content, width, base)]
 
     def estimate(self, width: int) -> int:
-        return 1 + _wrapped_height(" › " + self.text, width)
+        return 1 + wrapped_height(" › " + self.text, width)
 
 
 class MarkdownEntry(ChatEntry):
@@ -155,7 +119,7 @@ class MarkdownEntry(ChatEntry):
         return chat.markdown_lines(self.source, width)
 
     def estimate(self, width: int) -> int:
-        return _wrapped_height(self.source.strip("\n"), width) + 1
+        return wrapped_height(self.source.strip("\n"), width) + 1
 
 
 class CallEntry(ChatEntry):
@@ -214,7 +178,6 @@ class ThinkingEntry(ChatEntry):
     """The model's thinking, dimmed: its first lines, and all of it on Enter or a click."""
 
     interactive = True
-    margin_bottom = 1
 
     def __init__(self, raw: dict[str, Any], position: int = 0) -> None:
         super().__init__(position)
@@ -246,11 +209,11 @@ class ThinkingEntry(ChatEntry):
         return "\n".join([head, *shown])
 
     def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
-        lines = _wrapped(Content(" " + self.text().replace("\n", "\n ")), width, chat.entry_style("thinking", cursor))
-        return [*lines, Strip.blank(width, chat.entry_style("base").rich_style)]
+        lines = wrapped(Content(" " + self.text().replace("\n", "\n ")), width, chat.entry_style("thinking", cursor))
+        return [*lines, blank(chat, width)]
 
     def estimate(self, width: int) -> int:
-        return _wrapped_height(" " + self.text(), width) + 1
+        return wrapped_height(" " + self.text(), width) + 1
 
     def activate(self, chat: ChatView) -> None:
         self.expanded = not self.expanded
@@ -261,8 +224,6 @@ class ThinkingEntry(ChatEntry):
 class NoticeEntry(ChatEntry):
     """An error, a warning or a retry, in one short block."""
 
-    margin_bottom = 1
-
     def __init__(self, text: str, kind: str = "error", position: int = 0) -> None:
         super().__init__(position)
         self.text = text
@@ -270,18 +231,19 @@ class NoticeEntry(ChatEntry):
 
     def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
         content = Content.assemble(" ", (NOTICE_GLYPHS[self.kind], "bold"), plain(self.text), " ")
-        lines = _wrapped(content, width, chat.entry_style(f"notice-{self.kind}"))
-        return [*lines, Strip.blank(width, chat.entry_style("base").rich_style)]
+        lines = wrapped(content, width, chat.entry_style(f"notice-{self.kind}"))
+        return [*lines, blank(chat, width)]
 
     def estimate(self, width: int) -> int:
-        return _wrapped_height(" ✗ " + self.text, width) + 1
+        return wrapped_height(" ✗ " + self.text, width) + 1
 
 
 class ChatView(ScrollView, can_focus=True):
     DEFAULT_CSS = load_css("chat")
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "chat--prompt", "chat--call", "chat--cursor", "chat--thinking", "chat--notice-error",
-        "chat--notice-warning", "chat--notice-info",
+        "chat--notice-warning", "chat--notice-info", "chat--card", "chat--card-edge", "chat--divider",
+        "chat--dim",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor(-1)", "Up", show=False),
@@ -313,6 +275,8 @@ class ChatView(ScrollView, can_focus=True):
         self._tops_valid = True
         self._width = 0
         self._call_entries: dict[str, CallEntry] = {}
+        #: one card per subagent, by its id (its own events update the card, never the chat)
+        self._cards: dict[str, SubagentCard] = {}
         self._streams: dict[tuple[Any, ...], MarkdownEntry] = {}
         self._thinking: dict[tuple[Any, ...], ThinkingEntry] = {}
         self._last_error = ""
@@ -329,7 +293,11 @@ class ChatView(ScrollView, can_focus=True):
     async def apply(self, event: Any) -> None:
         """Fold one session event into the conversation."""
         self.applied += 1
-        if isinstance(event, AssistantTextDelta):
+        if getattr(event, "agent_id", None) is not None:
+            self._subagent_event(event)
+        elif isinstance(event, ConversationCompacted):
+            self.add_entry(CompactionDivider(event, self.applied))
+        elif isinstance(event, AssistantTextDelta):
             entry = self._streams.get(self._key(event))
             if entry is None:
                 entry = self._streams[self._key(event)] = MarkdownEntry(position=self.applied)
@@ -381,6 +349,16 @@ class ChatView(ScrollView, can_focus=True):
 
     async def add_notice(self, text: str, kind: str = "error") -> None:
         self._notice(text, kind)
+
+    def _subagent_event(self, event: Any) -> None:
+        if isinstance(event, SubagentStarted):
+            card = self._cards[event.agent_id or ""] = SubagentCard(SubagentProgress.started(event), self.applied)
+            self.add_entry(card)
+            return
+        card = self._cards.get(event.agent_id)
+        if card is not None and card.progress.apply(event):
+            card.changed()
+            self.entry_changed(card)
 
     def _notice(self, text: str, kind: str) -> None:
         self.add_entry(NoticeEntry(text, kind, self.applied))
@@ -452,6 +430,7 @@ class ChatView(ScrollView, can_focus=True):
         self._heights = [h for _, h, _ in kept]
         self._measured = [m for _, _, m in kept]
         self._call_entries = {k: v for k, v in self._call_entries.items() if keep(v)}
+        self._cards = {k: v for k, v in self._cards.items() if keep(v)}
         if self.cursor is not None and not keep(self.cursor):
             self.cursor = None
         self._tops_valid = False
@@ -476,6 +455,11 @@ class ChatView(ScrollView, can_focus=True):
                 row = self.rows.get(call_id)
                 if row is not None:
                     entry.set_row(row)
+            if self._cards:
+                progress = fold_subagents(events)
+                for agent_id, card in self._cards.items():
+                    if agent_id in progress:
+                        card.show(progress[agent_id])
         finally:
             self._batch -= 1
         self.applied = position
@@ -484,6 +468,14 @@ class ChatView(ScrollView, can_focus=True):
 
     def call_line(self, call_id: str) -> CallEntry | None:
         return self._call_entries.get(call_id)
+
+    def entries_of(self, kind: type[ChatEntryT]) -> list[ChatEntryT]:
+        """The entries of one kind, in order."""
+        return [entry for entry in self.entries if isinstance(entry, kind)]
+
+    def select_entry(self, entry: ChatEntry) -> None:
+        """Put the cursor on an entry (Enter then opens it) and scroll it into view."""
+        self._set_cursor(entry)
 
     def assistant_texts(self) -> list[str]:
         """The Markdown the assistant's entries show (for tests and export-like views)."""

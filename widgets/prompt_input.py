@@ -4,11 +4,14 @@ them) inserts a newline, and up/down on the first/last visual line walk the hist
 What the user typed is never lost: a prompt is cleared only once the owner accepted it
 (`accept()`), a draft survives walking the history, and text typed while a dialog's key guard
 was up can be handed back here (`insert_typed`).
+
+An owner may set `completer` (slash-command completion): it sees each key first and says whether
+it took it.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -21,6 +24,10 @@ from widgets.text.line_render import load_css
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "alt+enter", "ctrl+enter"})
 HISTORY_LIMIT = 500
 PLACEHOLDER = "Ask the agent…   enter sends · ctrl+j new line · ↑ history"
+
+
+class Completer(Protocol):
+    def handle_key(self, key: str) -> bool: ...
 
 
 class PromptInput(TextArea):
@@ -50,11 +57,16 @@ class PromptInput(TextArea):
         #: position while walking the history (len(history) = the draft)
         self._position = len(self.past_prompts)
         self._draft = ""
+        self.completer: Completer | None = None
 
     # ---- keys -------------------------------------------------------------------------------
 
     async def _on_key(self, event: events.Key) -> None:
         # handled here, before TextArea inserts a newline for Enter or moves the cursor
+        if self.completer is not None and self.completer.handle_key(event.key):
+            event.stop()
+            event.prevent_default()
+            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()

@@ -2,6 +2,9 @@
 
 The reducer only ever moves a row forward: once a call has settled (done, failed, denied,
 cancelled), a late event for it (a progress chunk flushed after the result) cannot reopen it.
+
+A subagent's calls (events with an `agent_id`) are rows too, under the Agent call that started
+the subagent (`parent`), which counts them (`children`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Literal
 from tui_app.runtime.events import (
     PermissionRequested,
     PermissionResolved,
+    SubagentStarted,
     ToolCallError,
     ToolCallProgress,
     ToolCallRequested,
@@ -81,6 +85,10 @@ class ToolRow:
     error_code: str | None = None
     #: bumped on every change; the table's line cache keys on it
     version: int = 0
+    #: the Agent call whose subagent made this call (None: the session's own agent)
+    parent: str | None = None
+    #: calls its subagents made (an Agent call)
+    children: int = 0
 
     @property
     def settled(self) -> bool:
@@ -101,6 +109,8 @@ class ToolRows:
     def __init__(self) -> None:
         self.rows: list[ToolRow] = []
         self.by_id: dict[str, ToolRow] = {}
+        #: subagent → the Agent call that started it
+        self.agent_calls: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -119,12 +129,23 @@ class ToolRows:
     def apply(self, event: Any) -> ToolRow | None:
         """Fold one session event in; return the row it changed (None when nothing changed)."""
         call_id = getattr(event, "call_id", None)
+        if isinstance(event, SubagentStarted):
+            if call_id is not None and event.agent_id is not None:
+                self.agent_calls[event.agent_id] = call_id
+            return None
         handler = _HANDLERS.get(type(event))
         if call_id is None or handler is None:
             return None
         if isinstance(event, ToolCallProgress) and call_id not in self.by_id:
             return None
+        fresh = call_id not in self.by_id
         row = self._row(call_id, getattr(event, "tool", "") or getattr(event, "name", ""))
+        if fresh and getattr(event, "agent_id", None) is not None:
+            row.parent = self.agent_calls.get(event.agent_id)
+            parent = self.by_id.get(row.parent) if row.parent else None
+            if parent is not None:
+                parent.children += 1
+                parent.version += 1
         # a read started early may finish before its batch is scheduled; its group still counts
         if row.settled and not isinstance(event, ToolCallResult | ToolCallError | ToolCallScheduled):
             return None

@@ -3,6 +3,9 @@
 A DataTable of 1,000 rows under 200 `update_cell` calls/s rendered ~100 ms frames here; this
 table redraws only the lines whose row changed, from a line cache keyed on the row's version,
 so a flood of progress events costs one short line render each.
+
+A subagent's calls are nested under the Agent call that started it (`└` in the tool column);
+space folds and unfolds them (← → belong to the replay's timeline).
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ class ToolTable(ScrollView, can_focus=True):
         Binding("f", "cycle_state_filter", "Filter state"),
         Binding("t", "toggle_tool_filter", "Filter tool"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("space", "toggle_children", "Fold subagent", show=False),
     ]
 
     class CallHighlighted(Message):
@@ -104,6 +108,8 @@ class ToolTable(ScrollView, can_focus=True):
         self.state_filter: frozenset[str] | None = None
         self.tool_filter: str | None = None
         self.cursor_id: str | None = None
+        #: Agent calls whose subagents' rows are folded away
+        self.folded: set[str] = set()
         self._view: list[ToolRow] = []
         self._position: dict[str, int] = {}
         self._line_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(STRIP_CACHE)
@@ -127,7 +133,7 @@ class ToolTable(ScrollView, can_focus=True):
             self._rebuild_view()
             self.refresh()
 
-    def fold(self, batch: Iterable[Any]) -> None:
+    def fold_in(self, batch: Iterable[Any]) -> None:
         """Fold events into the rows without laying the table out (a replay catching up: a layout
         per batch made a long catch-up quadratic); `settle` lays it out once at the end."""
         for event in batch:
@@ -153,6 +159,14 @@ class ToolTable(ScrollView, can_focus=True):
     def _row_changed(self, row: ToolRow) -> None:
         index = self._position.get(row.call_id)
         visible = self._passes(row)
+        if row.parent is not None and index is None:
+            # a subagent's new call goes under its Agent call, whose count changed too
+            at_end = self.is_vertical_scroll_end
+            self._rebuild_view()
+            if at_end:
+                self.scroll_to(y=self.max_scroll_y, animate=False, force=True)
+            self.refresh()
+            return
         if index is None and visible:
             at_end = self.is_vertical_scroll_end
             if row is not (self.rows.rows[-1] if self.rows.rows else None):
@@ -188,17 +202,33 @@ class ToolTable(ScrollView, can_focus=True):
         row = self.rows.get(call_id)
         if row is None:
             return
+        if row.parent is not None and row.parent in self.folded:
+            self.fold(row.parent, False)  # a subagent's call asked for by name is shown
         if not self._passes(row):
             self.set_filter(None, None)
         self._move_cursor_to(self._position[call_id])
 
     def _passes(self, row: ToolRow) -> bool:
+        if row.parent is not None and row.parent in self.folded and self.state_filter is None \
+                and self.tool_filter is None:
+            return False  # folded under its Agent call (a filter shows every match)
         if self.state_filter is not None and row.state not in self.state_filter:
             return False
         return self.tool_filter is None or row.tool == self.tool_filter
 
     def _rebuild_view(self) -> None:
-        self._view = [r for r in self.rows.rows if self._passes(r)]
+        rows = self.rows.rows
+        children: dict[str, list[ToolRow]] = {}
+        for row in rows:
+            if row.parent is not None and row.parent in self.rows.by_id:
+                children.setdefault(row.parent, []).append(row)
+        ordered: list[ToolRow] = []
+        for row in rows:
+            if row.parent is not None and row.parent in self.rows.by_id:
+                continue
+            ordered.append(row)
+            ordered.extend(children.get(row.call_id, ()))
+        self._view = [r for r in ordered if self._passes(r)]
         self._position = {r.call_id: i for i, r in enumerate(self._view)}
         self._resize()
 
@@ -279,10 +309,40 @@ class ToolTable(ScrollView, can_focus=True):
     def action_clear_filter(self) -> None:
         self.set_filter(None, None)
 
+    def _agent_row(self) -> ToolRow | None:
+        """The Agent call under the cursor, or the one whose subagent made the call under it."""
+        row = self.rows.get(self.cursor_id) if self.cursor_id else None
+        if row is not None and row.parent is not None:
+            row = self.rows.get(row.parent)
+        return row if row is not None and row.children else None
+
+    def action_toggle_children(self) -> None:
+        row = self._agent_row()
+        if row is not None:
+            self.fold(row.call_id, row.call_id not in self.folded)
+
+    def fold(self, call_id: str, fold: bool = True) -> None:
+        """Hide (or show again) the rows of the subagents an Agent call started."""
+        row = self.rows.get(call_id)
+        if row is None or (call_id in self.folded) == fold:
+            return
+        if fold:
+            self.folded.add(call_id)
+            if self.cursor_id is not None and (self.rows.get(self.cursor_id) or row).parent == call_id:
+                self.cursor_id = call_id  # the cursor moves up to the Agent call, not off the table
+        else:
+            self.folded.discard(call_id)
+        row.version += 1
+        self._rebuild_view()
+        self._scroll_to_cursor()
+        self.refresh()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Esc clears a filter; with none set it travels on (the screen interrupts the turn)
         if action == "clear_filter":
             return self.state_filter is not None or self.tool_filter is not None
+        if action == "toggle_children":
+            return self._agent_row() is not None  # elsewhere the key travels on
         return True
 
     def on_click(self, event: events.Click) -> None:
@@ -354,9 +414,14 @@ class ToolTable(ScrollView, can_focus=True):
             state += f" {int(row.progress * 100)}%"
         elif row.error_code and row.state == "failed":
             state = f"{STATE_GLYPHS[row.state]} {row.error_code}"
+        tool = one_line(row.tool)
+        if row.parent is not None:
+            tool = f"└ {tool}"
+        elif row.children:
+            tool = f"{'▸' if row.call_id in self.folded else '▾'} {tool} {row.children}"
         values = {
             "number": (str(row.number), "dim"),
-            "tool": (one_line(row.tool), "tool"),
+            "tool": (tool, "tool"),
             "target": (one_line(short_path(row.target, self.cwd)), "base"),
             "state": (state, state_name),
             "group": (row.group, "dim"),

@@ -19,7 +19,6 @@ from mcp.types import (
     Tool,
     ToolAnnotations,
 )
-from tui_app.runtime.permissions.decision import ModePolicy
 
 from tests.fakes import make_env
 from tui_app.mcp.config import ServerConfig
@@ -33,6 +32,7 @@ from tui_app.mcp.projection import (
     tool_timeout_ms,
 )
 from tui_app.runtime.messages import ImageBlock, TextBlock
+from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 1992).decode()
@@ -160,9 +160,8 @@ def test_images_reach_the_model_only_when_it_takes_them():
 
 async def test_an_image_result_goes_to_the_model_as_an_image_block(tmp_path):
     """Through the pipeline's serialisation: text first, then the image, under the MCP budget."""
-    from tui_app.runtime.results.serialize import serialize_result
-
     from tui_app.runtime.contract import RawResult, ToolSpec
+    from tui_app.runtime.results.serialize import serialize_result
 
     raw: RawResult = project_result("srv", "img", CallToolResult(content=[
         ImageContent(type="image", data=PNG, mime_type="image/png")]), supports_images=True)

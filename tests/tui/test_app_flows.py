@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from tui_app.runtime.permissions.decision import ModePolicy
-
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone
 from tests.tui.app_harness import AppUnderTest, make_session, started, type_prompt, wait_until
 from tests.tui.helpers import screen_text
 from tui_app.runtime.hooks.runner import NoHooks, PermissionHookAnswer
+from tui_app.runtime.permissions.decision import ModePolicy
 from widgets.diff.view import DiffView
 
 EDIT = {"id": "e1", "name": "Edit",

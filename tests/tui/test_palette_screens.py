@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 
 from tests.mcp.helpers import fixture
 from tests.tui.app_harness import AppUnderTest, make_session, started, type_prompt, wait_until
@@ -81,7 +82,10 @@ async def test_export_transcript_writes_the_session_as_markdown(tmp_path, monkey
 
 
 async def test_mcp_servers_shows_status_and_stderr_and_reconnects_a_dead_server(tmp_path, monkeypatch):
-    monkeypatch.setenv("VIGIL_HOME", str(tmp_path / "home"))
+    # a short home: the log's path is shown whole only while it fits the 150 columns (pytest's own
+    # temporary paths grow with its run counter and the worker's name)
+    home = tempfile.TemporaryDirectory(prefix="vh-", dir="/tmp")
+    monkeypatch.setenv("VIGIL_HOME", home.name)
     state = tmp_path / "state"
     state.mkdir()
     project = tmp_path / "project"
@@ -116,6 +120,7 @@ async def test_mcp_servers_shows_status_and_stderr_and_reconnects_a_dead_server(
         assert second_pid != first_pid
         await wait_until(pilot, lambda: f"fixture server {second_pid} starting" in screen_text(app), "the new stderr")
         inert(app)
+    home.cleanup()
 
 
 async def test_a_replay_shows_the_recorded_settings_report_and_mcp_servers(tmp_path):

@@ -7,10 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui_app.agents.compaction import account_of, compact, is_context_overflow, maybe_compact
 from tui_app.runtime.agent import TurnResult
+from tui_app.runtime.call import prompt_id
 from tui_app.runtime.events import (
     AssistantText,
     AssistantTextDelta,
@@ -22,6 +25,7 @@ from tui_app.runtime.events import (
     ToolBatchComplete,
     ToolCallError,
     ToolCallRequested,
+    ToolCallResult,
     TurnEnded,
     TurnStarted,
     UserMessage,
@@ -49,6 +53,8 @@ from tui_app.runtime.validation import validate_input
 MAX_STOP_HOOK_CONTINUATIONS = 8
 STREAM_BROKEN_MESSAGE = ("The model's response broke off before it was complete, so this call was not run. "
                          "Make the call again if it is still needed.")
+#: a Stop hook: (the last text, whether a Stop hook already continued this turn) → an instruction or None
+StopHook = Callable[[str, bool], Awaitable[str | None]]
 #: stop reasons of a response that ended as it should
 NORMAL_STOPS = {None, "end_turn", "tool_use", "stop_sequence"}
 STOP_NOTES = {
@@ -85,11 +91,10 @@ def add_usage(total: dict[str, int], usage: dict[str, int]) -> None:
 
 async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id: str) -> TurnResult:
     started = time.perf_counter()
-    env = session.call_env(turn_id)
     emit = session.emit
     emit(TurnStarted(turn_id=turn_id, prompt=prompt))
     result = TurnResult(turn_id=turn_id, reason="completed")
-    info = session.hook_session_info()
+    info = {**session.hook_session_info(), "prompt_id": prompt_id(session.id, turn_id)}
     submitted = await session.hooks.user_prompt_submit(info, prompt)
     if submitted.blocked:
         result.reason, result.error = "rejected", submitted.reason or "Prompt blocked by UserPromptSubmit hook"
@@ -98,19 +103,50 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
     emit(UserMessage(turn_id=turn_id, text=prompt))
     for extra in submitted.context:
         emit(UserMessage(turn_id=turn_id, text=extra, source="hook"))
+
+    async def stop_hook(text: str, active: bool) -> str | None:
+        stop = await session.hooks.stop({**info, "background_tasks": running_tasks(session)}, text, active)
+        return stop.continue_with
+
+    await agent_loop(session, control, turn_id, result, stop_hook=stop_hook)
+    emit(TurnEnded(turn_id=turn_id, reason=result.reason, steps=result.steps,  # type: ignore[arg-type]
+                   message=result.error or "", usage=result.usage,
+                   duration_ms=int((time.perf_counter() - started) * 1000)))
+    return result
+
+
+async def agent_loop(host: Any, control: TurnControl, turn_id: str, result: TurnResult, *,
+                     stop_hook: StopHook | None = None) -> None:
+    """Model step → tool batch → … until the model stops, for the session's own agent or a
+    subagent (`host`: a Session, or a subagent's host with the same attributes)."""
+    env = host.call_env(turn_id)
+    emit = host.emit
+    account = account_of(host)
     continuations = 0
+    refitted = False
     while True:
-        if session.max_steps is not None and result.steps >= session.max_steps:
+        if host.max_steps is not None and result.steps >= host.max_steps:
             result.reason = "max_turns"
-            result.error = f"Reached the limit of {session.max_steps} model steps"
+            result.error = f"Reached the limit of {host.max_steps} model steps"
+            break
+        await maybe_compact(host, control, turn_id)
+        if control.is_aborted:
+            result.reason = "interrupted"
             break
         result.steps += 1
-        step_no = session.next_step()
-        emit(ModelStepStarted(turn_id=turn_id, step=step_no, model=session.model.model))
-        step = await stream_step(session, env, step_no, control)
+        step_no = host.next_step()
+        emit(ModelStepStarted(turn_id=turn_id, step=step_no, model=host.model.model))
+        step = await stream_step(host, env, step_no, control)
         add_usage(result.usage, step.usage)
+        if account is not None:
+            account.record(step.usage, len(host.conversation.messages))
         if step.text:
             result.text = step.text
+        if (not step.calls and not refitted and not control.is_aborted and account is not None
+                and account.settings.enabled and is_context_overflow(step.stop_reason, step.error)):
+            refitted = True  # once a turn: the summary itself might not fit either
+            if await compact(host, control, turn_id=turn_id, trigger="auto") is not None:
+                continue
         if step.error is not None or control.is_aborted:
             if step.calls:
                 await _settle_unrun(step, env, control, step_no)
@@ -126,26 +162,42 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
                 result.error = note  # the turn ends here, and says why
                 break
         if not step.calls:
-            stop = await session.hooks.stop(info, step.text, continuations > 0)
-            if stop.continue_with and continuations < MAX_STOP_HOOK_CONTINUATIONS:
+            instruction = await stop_hook(step.text, continuations > 0) if stop_hook is not None else None
+            if instruction and continuations < MAX_STOP_HOOK_CONTINUATIONS:
                 continuations += 1
-                emit(UserMessage(turn_id=turn_id, text=stop.continue_with, source="stop_hook"))
+                emit(UserMessage(turn_id=turn_id, text=instruction, source="stop_hook"))
                 continue
             break
         continuations = 0
         outcomes = await run_batch(step.calls, env, control, batch=step_no, early=step.early,
-                                   max_concurrency=session.max_concurrency)
+                                   max_concurrency=host.max_concurrency)
         result.outcomes.extend(outcomes)
         if control.is_aborted:
             result.reason = "interrupted"
             break
         if any(o.stop_turn for o in outcomes):
             result.reason = "stopped"
+            plan = _proposed_plan(outcomes)
+            if plan is not None:
+                result.text = plan
             break
-    emit(TurnEnded(turn_id=turn_id, reason=result.reason, steps=result.steps,  # type: ignore[arg-type]
-                   message=result.error or "", usage=result.usage,
-                   duration_ms=int((time.perf_counter() - started) * 1000)))
-    return result
+
+
+def _proposed_plan(outcomes: list[Outcome]) -> str | None:
+    """ExitPlanMode with nobody to ask (headless) ends the turn: the plan is the turn's result."""
+    for outcome in outcomes:
+        if isinstance(outcome, ToolCallResult) and outcome.tool == "ExitPlanMode" and outcome.stop_turn:
+            text = getattr(outcome.display, "text", None)
+            if isinstance(text, str):
+                return text
+    return None
+
+
+def running_tasks(session: Session) -> list[dict[str, Any]]:
+    """The background commands still running, as the Stop hook is told (Claude Code's `background_tasks`)."""
+    tasks = session.services.get("background_tasks")
+    listed = tasks.list() if hasattr(tasks, "list") else []
+    return [{"id": t.id, "command": t.command, "status": t.status} for t in listed if getattr(t, "running", False)]
 
 
 async def _settle_unrun(step: StepResult, env: CallEnv, control: TurnControl, step_no: int) -> None:
@@ -170,7 +222,7 @@ async def _settle_unrun(step: StepResult, env: CallEnv, control: TurnControl, st
     env.emit(ToolBatchComplete(turn_id=env.turn_id, batch=step_no, ok=len(outcomes) - failed, failed=failed))
 
 
-async def stream_step(session: Session, env: CallEnv, step_no: int, control: TurnControl) -> StepResult:
+async def stream_step(session: Any, env: CallEnv, step_no: int, control: TurnControl) -> StepResult:
     step = StepResult()
     request = ModelRequest(system=session.system_prompt, messages=session.conversation.history(),
                            tools=session.tool_menu)
@@ -191,7 +243,7 @@ async def stream_step(session: Session, env: CallEnv, step_no: int, control: Tur
     return step
 
 
-async def _consume(session: Session, env: CallEnv, step_no: int, request: ModelRequest, step: StepResult) -> None:
+async def _consume(session: Any, env: CallEnv, step_no: int, request: ModelRequest, step: StepResult) -> None:
     emit, turn_id = session.emit, env.turn_id
     tools: dict[int, tuple[str, str, list[str]]] = {}
     try:
@@ -228,7 +280,7 @@ async def _consume(session: Session, env: CallEnv, step_no: int, request: ModelR
 
 
 def _announce_call(
-    session: Session, env: CallEnv, step_no: int, index: int, call_id: str, name: str, raw_json: str,
+    session: Any, env: CallEnv, step_no: int, index: int, call_id: str, name: str, raw_json: str,
     step: StepResult,
 ) -> None:
     data: Any
@@ -236,9 +288,12 @@ def _announce_call(
         data = json.loads(raw_json) if raw_json.strip() else {}
     except json.JSONDecodeError:
         data = raw_json  # the pipeline turns it into a schema_invalid result the model can correct
+    # a subagent's calls share the session's table and log with everyone else's: its ids are its own
+    prefix = getattr(session, "call_id_prefix", "")
+    call_id = prefix + call_id if call_id else ""
     if not call_id or any(c.id == call_id for c in step.calls):
         # results are paired by id: a provider that sent none (or the same twice) still gets pairs
-        call_id = f"{call_id or 'call'}_s{step_no}_{index}"
+        call_id = f"{call_id or prefix + 'call'}_s{step_no}_{index}"
     call = ToolCall(call_id, name, data)
     session.emit(ToolCallRequested(turn_id=env.turn_id, call_id=call_id, step=step_no, index=index,
                                    name=name, input=data))
@@ -270,7 +325,7 @@ def _may_start_early(call: ToolCall, env: CallEnv) -> bool:
     return decision.behavior == "allow"
 
 
-def _close_open_text(session: Session, env: CallEnv, step_no: int, step: StepResult) -> None:
+def _close_open_text(session: Any, env: CallEnv, step_no: int, step: StepResult) -> None:
     """Text blocks the stream never closed (interrupt, broken stream) are kept as they are."""
     for index in sorted(step.open_text):
         session.emit(AssistantText(turn_id=env.turn_id, step=step_no, index=index,

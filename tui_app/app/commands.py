@@ -11,8 +11,31 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui_app.app.screens.info import memory_lines
 from tui_app.app.screens.main import MODES, TABLE_FILTERS, MainScreen
 from tui_app.app.session_actions import export_transcript, open_mcp_servers, open_session_browser, open_settings_files
+
+#: slash commands the palette reaches too: (name, label, help)
+SLASH_PALETTE = (
+    ("compact", "Compact the conversation", "the model summarizes it, freeing the context window"),
+    ("clear", "Clear the conversation", "the model starts afresh; the chat and the log keep everything"),
+    ("agents", "Subagent types", "what the Agent tool can start"),
+    ("permissions", "Permission rules", "the rules in force, by settings file"),
+    ("cost", "Tokens and context", "tokens used, and how full the context window is"),
+    ("help", "Slash commands", "every command with its description"),
+)
+
+
+def run_slash(main: MainScreen, text: str) -> None:
+    from tui_app.app.slash_actions import handle_prompt  # live sessions only: a replay loads no agent code
+
+    handle_prompt(main, text)
+
+
+def open_memory_files(main: MainScreen) -> None:
+    from tui_app.app.screens.info import InfoScreen
+
+    main.app.push_screen(InfoScreen("Memory files", memory_lines(main.memory_reports)))
 
 MODE_HELP = {
     "default": "ask before edits, commands and other side effects",
@@ -39,6 +62,8 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
         for mode in MODES:
             found.append((f"Permission mode: {mode}", partial(main.set_mode, mode), MODE_HELP[mode]))
         found.append(("Focus the prompt", partial(main.action_focus, "prompt"), "ctrl+e"))
+        found += [(f"/{name}: {label}", partial(run_slash, main, f"/{name}"), help_text)
+                  for name, label, help_text in SLASH_PALETTE]
     replay = getattr(main, "timeline_commands", None)
     if replay is not None:
         found += replay()
@@ -47,6 +72,7 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
         ("Sessions", partial(open_session_browser, app, main), "past sessions: pick one to replay it read-only"),
         ("Artifacts", main.action_open_artifacts, "browse every persisted output of this session"),
         ("Settings files", partial(open_settings_files, main), "which settings files were loaded, and their errors"),
+        ("Memory files", partial(open_memory_files, main), "the CLAUDE.md / AGENTS.md files in the system prompt"),
         ("Export transcript", lambda: app.run_worker(export_transcript(main), group="export"),
          "write the session as Markdown to transcript.md in its directory"),
         ("MCP servers", partial(open_mcp_servers, main), "status, tools and stderr log of each server; reconnect"),

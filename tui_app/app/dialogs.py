@@ -23,6 +23,7 @@ from tui_app.app.screens.question import QuestionScreen
 from tui_app.runtime.events import (
     PermissionRequested,
     PermissionResolved,
+    SubagentStarted,
     ToolCallError,
     ToolCallResult,
     UserQuestionAnswered,
@@ -89,6 +90,8 @@ class ApprovalQueue:
     answered: int = 0
     #: requests already announced while no dialog could open
     told: set[str] = field(default_factory=set)
+    #: subagent → how the dialog names it ("the Explore subagent “find callers”")
+    subagents: dict[str, str] = field(default_factory=dict)
 
     @property
     def position(self) -> tuple[int, int]:
@@ -96,7 +99,9 @@ class ApprovalQueue:
 
     def observe(self, events: Iterable[Any]) -> None:
         for event in events:
-            if isinstance(event, PermissionRequested) and event.interactive:
+            if isinstance(event, SubagentStarted) and event.agent_id is not None:
+                self.subagents[event.agent_id] = f"the {event.subagent_type} subagent “{event.description}”"
+            elif isinstance(event, PermissionRequested) and event.interactive:
                 self.waiting.append(event)
             elif isinstance(event, PermissionResolved) and event.request_id is not None:
                 self._resolved(event)
@@ -136,9 +141,10 @@ class ApprovalQueue:
         options = self.options
         position, total = self.position
         self.current = request
+        asked_by = self.subagents.get(request.agent_id or "", request.agent_id) if request.agent_id else None
         self.screen = ApprovalScreen(request, position=position, total=total, cwd=options.cwd,
                                      key_guard_s=options.key_guard_s, ring_bell=options.ring_bell,
-                                     clock=options.clock, forward_keys=options.forward_keys)
+                                     clock=options.clock, forward_keys=options.forward_keys, asked_by=asked_by)
         self.app.push_screen(self.screen, self._closed)
 
     def _closed(self, result: ApprovalResult | None) -> None:

@@ -29,6 +29,7 @@ from tui_app.app.commands import VigilCommands
 from tui_app.app.controls import LiveControls
 from tui_app.app.dialogs import ApprovalQueue, DialogOptions, QuestionQueue
 from tui_app.app.event_batch import coalesce
+from tui_app.app.plan_dialog import PlanQueue
 from tui_app.app.screens.main import MainScreen
 from tui_app.app.theme import pick_theme
 from tui_app.runtime.session import Session
@@ -68,6 +69,8 @@ class VigilApp(App[int]):
         self.pump_hz = pump_hz
         self.ready = False
         self.closed = False
+        #: /resume: the session to open when this app has closed (the CLI opens it)
+        self.resume_request: str | None = None
         self.draw_keys_at_once = True
         self._key_frames: set[asyncio.Task[None]] = set()
         self.batches = 0
@@ -81,6 +84,7 @@ class VigilApp(App[int]):
                                 forward_keys=self._typed_during_guard, can_open=self._on_main_screen)
         self.approvals = ApprovalQueue(self, self._answer_approval, options)
         self.questions = QuestionQueue(self, self._answer_question, options)
+        self.plans = PlanQueue(self, self._answer_question, options)
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -139,6 +143,7 @@ class VigilApp(App[int]):
         await self.main.apply(batch)
         self.approvals.observe(batch)
         self.questions.observe(batch)
+        self.plans.observe(batch)
 
     # ---- keys get their frame at once ------------------------------------------------------
 
@@ -172,6 +177,7 @@ class VigilApp(App[int]):
         """Back on the main screen: a request that waited meanwhile opens now."""
         self.approvals.observe(())
         self.questions.observe(())
+        self.plans.observe(())
 
     # ---- answers out ------------------------------------------------------------------------
 
@@ -187,6 +193,11 @@ class VigilApp(App[int]):
             prompt.insert_typed(text)
 
     # ---- quitting ---------------------------------------------------------------------------
+
+    def request_resume(self, session_id: str) -> None:
+        """/resume: this session closes (every child process stopped), then the other one opens."""
+        self.resume_request = session_id
+        self.run_worker(self.action_quit(), group="resume")
 
     def close_runtime(self) -> None:
         """Interrupt the turn, kill every child process (Bash groups, background tasks, MCP

@@ -1,3 +1,4 @@
-"""Headless: the -p runner and its output formats, a recorded session replayed as text, the export.
-May import the runtime and agents; never Textual.
+"""Headless: the -p runner and its output formats, a recorded session replayed as text, the export;
+Vigil driven by others (the Agent SDKs' control protocol, ACP). May import the runtime, tools,
+providers and agents; never Textual.
 """

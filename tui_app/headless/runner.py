@@ -6,6 +6,7 @@ import sys
 import time
 from typing import IO
 
+from tui_app.agents.slash_commands import expand_prompt
 from tui_app.headless.stream_json import OutputFormat, Transcript
 from tui_app.runtime.session import Session
 
@@ -15,6 +16,9 @@ async def run_headless(session: Session, prompt: str, fmt: OutputFormat, out: IO
     transcript = Transcript(session, fmt, out)
     session.subscribe(transcript.on_event)
     began = time.perf_counter()
+    commands = session.services.get("slash_commands")
+    if commands is not None:  # `-p "/review src"` runs the custom command's prompt
+        prompt, _ = expand_prompt(prompt, commands)
     await session.start()
     transcript.init_line()
     try:

@@ -105,8 +105,25 @@ def encode_messages(system: str, messages: Sequence[Message]) -> list[dict[str, 
         out.extend(_tool_message(b) for b in results)
         rest = _result_images(results) + [b for b in message.content if isinstance(b, TextBlock | ImageBlock)]
         if rest:
-            out.append({"role": "user", "content": _user_content(rest)})
+            _add_user(out, _user_content(rest))
     return out
+
+
+def _add_user(out: list[dict[str, Any]], content: str | list[dict[str, Any]]) -> None:
+    """Some local servers' chat templates reject two user messages in a row (a prompt and the
+    context a hook added to it, a compaction's instruction): they become one message."""
+    previous = out[-1] if out else None
+    if previous is None or previous["role"] != "user":
+        out.append({"role": "user", "content": content})
+        return
+    before = previous["content"]
+    if isinstance(before, str) and isinstance(content, str):
+        previous["content"] = f"{before}\n\n{content}"
+        return
+    as_parts = [before] if isinstance(before, str) else before
+    parts = [{"type": "text", "text": p} if isinstance(p, str) else p for p in as_parts]
+    parts += [{"type": "text", "text": content}] if isinstance(content, str) else content
+    previous["content"] = parts
 
 
 def encode_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:

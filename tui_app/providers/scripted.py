@@ -11,19 +11,26 @@ Each step is one model response, consumed in order after the previous step's too
 streams in small deltas, each tool call as start → input-JSON deltas → stop, then the stop reason
 and a usage estimate, so the whole runtime sees what a real provider would send. A tool call may
 give `"input_json"` (raw text, possibly invalid) instead of `"input"`.
+
+A compaction request (the model asked for a summary of the conversation) consumes the next step
+like any other: its text is the summary. A step's `"usage"` replaces the estimate (tests of
+compaction fix the token counts with it). Subagents play their own steps: `"agents"` maps an Agent
+call's `description` to the steps of the subagent it starts:
+
+    {"steps": [...], "agents": {"find callers": [{"text": "…", "tool_calls": [...]}, {"text": "final answer"}]}}
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tui_app.runtime.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, content_text
+from tui_app.runtime.messages import Message, MessageHistory, ToolResultBlock, content_text
 from tui_app.runtime.model import (
     BlockStop,
     ModelError,
@@ -59,6 +66,8 @@ class ScriptedStep(BaseModel):
     stop_reason: str | None = None
     #: pause before this step's first delta (the demo uses it to look like a real model)
     delay_ms: int = 0
+    #: what the step reports as usage instead of the estimate
+    usage: dict[str, int] | None = None
 
 
 class Script(BaseModel):
@@ -70,6 +79,8 @@ class Script(BaseModel):
     model: str = "scripted"
     #: what the model says when it is asked again after its last step
     after_the_end: str = EXHAUSTED_TEXT
+    #: an Agent call's description → the steps of the subagent it starts
+    agents: dict[str, list[ScriptedStep]] = Field(default_factory=dict)
 
 
 class ScriptError(ValueError):
@@ -103,6 +114,9 @@ class ScriptedModel:
         self.chunk_chars = chunk_chars
         self.position = 0
         self.requests: list[ModelRequest] = []
+        self._menu: tuple[Any, int] | None = None
+        #: (the conversation's list, how many of its messages were counted, their JSON length)
+        self._counted: tuple[list[Message], int, int] | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -110,6 +124,16 @@ class ScriptedModel:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         return self._stream(request)
+
+    def for_agent(self, description: str) -> ScriptedModel:
+        """The model of a subagent started by an Agent call with this description: its steps
+        are the script's `agents[description]`, played from the first each time."""
+        steps = self.script.agents.get(description)
+        script = self.script.model_copy(update={
+            "steps": list(steps or []), "agents": {},
+            "after_the_end": self.script.after_the_end if steps is not None else (
+                f"(The script has no steps for a subagent described {description!r}: add them under \"agents\".)")})
+        return ScriptedModel(script, self.chunk_chars)
 
     async def _pause(self, ms: int) -> None:
         if ms > 0:
@@ -141,38 +165,42 @@ class ScriptedModel:
                 yield TextDelta(index, piece)
             yield BlockStop(index)
             index += 1
-        out_chars = len(step.text)
         for n, call in enumerate(step.tool_calls, 1):
             call_id = call.id or f"toolu_s{number:02d}_{n:02d}"
             yield ToolUseStart(index, call_id, call.name)
             raw = call.input_json if call.input_json is not None else json.dumps(
                 {} if call.input is None else call.input, ensure_ascii=False)
-            out_chars += len(raw)
             for piece in _chunks(raw, self.chunk_chars * 2):
                 await self._pause(delay)
                 yield ToolInputDelta(index, piece)
             yield BlockStop(index)
             index += 1
         stop = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
-        # a rough estimate from the newest message only: a real count is the provider's business,
-        # and summing the whole history would make every step cost more than the last
-        in_tokens = max(1, message_chars(request.messages[-1]) // 4) if request.messages else 1
-        yield StepStop(stop, {"input_tokens": in_tokens, "output_tokens": max(1, out_chars // 4)})
+        if step.usage is not None:
+            yield StepStop(stop, dict(step.usage))
+            return
+        # like a provider's count, the whole request: what compaction watches fill the window
+        out_tokens = max(1, (len(step.text) + sum(len(json.dumps(c.input)) for c in step.tool_calls)) // 4)
+        yield StepStop(stop, {"input_tokens": self._request_tokens(request), "output_tokens": out_tokens})
 
+    def _request_tokens(self, request: ModelRequest) -> int:
+        if self._menu is None or self._menu[0] is not request.tools:
+            self._menu = (request.tools, len(json.dumps([t.model_dump() for t in request.tools])))
+        return max(1, (len(request.system) + self._menu[1] + self._messages_chars(request.messages)) // 4)
 
-def message_chars(message: Message) -> int:
-    """About how long a message is, without serialising it (that cost more than the step)."""
-    total = 0
-    for block in message.content:
-        if isinstance(block, TextBlock):
-            total += len(block.text)
-        elif isinstance(block, ToolResultBlock):
-            total += len(content_text(block.content))
-        elif isinstance(block, ToolUseBlock):
-            total += len(block.name) + len(str(block.input))
-        else:
-            total += 64
-    return total
+    def _messages_chars(self, messages: Sequence[Message]) -> int:
+        """The JSON length of every message, counted once: a request's history is the previous
+        one's plus what followed (summing it again every step made a long run quadratic)."""
+        base = messages.base if isinstance(messages, MessageHistory) else None
+        done, chars = 0, 0
+        if base is not None and self._counted is not None and self._counted[0] is base \
+                and self._counted[1] <= len(messages):
+            _, done, chars = self._counted
+        for index in range(done, len(messages)):
+            chars += len(messages[index].model_dump_json())
+        if base is not None:
+            self._counted = (base, len(messages), chars)
+        return chars
 
 
 def last_tool_results_text(request: ModelRequest) -> str:

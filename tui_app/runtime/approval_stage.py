@@ -176,6 +176,7 @@ def denial(spec: ToolSpec, answer: ApprovalAnswer) -> CallEnded:
         return CallEnded("permission", "permission_denied", answer.reason)
     base = f"The user denied this {spec.name} call; it was not run."
     if answer.feedback:
-        return CallEnded("permission", "user_denied", f"{base} The user said: {answer.feedback}")
+        return CallEnded("permission", "user_denied", f"{base} The user said: {answer.feedback}",
+                         stop_turn=answer.interrupt)
     return CallEnded("permission", "user_denied", f"{base} Wait for the user to say how to proceed.",
                      stop_turn=answer.interrupt)

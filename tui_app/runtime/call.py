@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,5 +143,10 @@ def hook_call(state: CallState) -> HookCall:
     return HookCall(
         session_id=env.session_id, cwd=env.cwd, permission_mode=env.policy.mode,
         transcript_path=env.transcript_path, tool_name=state.tool_name, tool_input=state.input,
-        tool_use_id=state.call.id,
+        tool_use_id=state.call.id, prompt_id=prompt_id(env.session_id, env.turn_id),
     )
+
+
+def prompt_id(session_id: str, turn_id: str | None) -> str:
+    """A UUID per turn, stable when asked again (Claude Code names each user prompt this way)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"vigil:{session_id}/{turn_id or ''}")) if turn_id else ""

@@ -3,66 +3,46 @@
 The live session and `--resume` use the same builder, so the messages the model gets after a
 restart are the messages it would have got without one. Tool results are committed in the
 model's order (the order of the tool_use blocks), never in the order they finished.
+
+A builder folds one agent's events: the session's own (`agent_id` None) or one subagent's, so the
+events of subagents running inside an Agent call never leak into the conversation of the agent
+that called them. A `ConversationCompacted` event replaces everything before it with its summary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 from tui_app.runtime.events import (
     AssistantText,
     AssistantThinking,
+    ConversationCompacted,
     ToolCallError,
     ToolCallRequested,
     ToolCallResult,
     UserMessage,
 )
-from tui_app.runtime.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from tui_app.runtime.messages import (
+    Block,
+    Message,
+    MessageHistory,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+CONTINUATION = ("This session is being continued from a previous conversation that ran out of context. "
+                "The conversation is summarized below:\n\n{summary}\n\nContinue from where it left off "
+                "without asking the user any further questions: carry on with the last task you were asked "
+                "to work on.")
 
 
-class MessageHistory(Sequence[Message]):
-    """The first `length` messages of a conversation, without copying them.
-
-    The builder only ever appends, so a prefix of its list never changes: a request can hold one
-    for as long as it likes. Copying the history for every model step made each step cost more than
-    the last, and a provider (or a test) that kept its requests kept every copy."""
-
-    __slots__ = ("_length", "_messages")
-
-    def __init__(self, messages: list[Message], length: int) -> None:
-        self._messages = messages
-        self._length = length
-
-    def __len__(self) -> int:
-        return self._length
-
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Message]: ...
-    def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            return self._messages[: self._length][index]
-        if index < 0:
-            index += self._length
-        if not 0 <= index < self._length:
-            raise IndexError("message index out of range")
-        return self._messages[index]
-
-    def __iter__(self) -> Iterator[Message]:
-        messages = self._messages
-        for i in range(self._length):
-            yield messages[i]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=False))
-
-    def __repr__(self) -> str:
-        return f"MessageHistory({self._length} messages)"
+def continuation_text(summary: str) -> str:
+    """The first user message after a compaction."""
+    return CONTINUATION.format(summary=summary.strip())
 
 
 @dataclass
@@ -71,11 +51,23 @@ class ConversationBuilder:
     _assistant: dict[int, Block] = field(default_factory=dict)
     _call_order: list[str] = field(default_factory=list)
     _results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    #: whose events this builder folds (None: the session's own agent)
+    agent_id: str | None = None
+    #: seq of the last event folded in (the boundary a compaction records)
+    last_seq: int = 0
 
     def feed(self, event: Any) -> None:
+        if getattr(event, "agent_id", None) != self.agent_id:
+            return
         handler = _HANDLERS.get(event.type)
         if handler is not None:
             handler(self, event)
+            self.last_seq = max(self.last_seq, event.seq)
+
+    def _compacted(self, event: ConversationCompacted) -> None:
+        self._assistant, self._call_order, self._results = {}, [], {}
+        self.messages = [Message(role="user", content=[TextBlock(text=continuation_text(event.summary))])] \
+            if event.summary.strip() else []
 
     def _text(self, event: AssistantText) -> None:
         if event.text:
@@ -134,7 +126,7 @@ class ConversationBuilder:
         if not self._assistant and not self._call_order:
             return list(self.messages)
         clone = ConversationBuilder(list(self.messages), dict(self._assistant), list(self._call_order),
-                                    dict(self._results))
+                                    dict(self._results), self.agent_id)
         clone._flush_all()
         return clone.messages
 
@@ -150,11 +142,12 @@ _HANDLERS = {
     "UserMessage": ConversationBuilder._user,
     "ModelStepStarted": lambda self, event: self._flush_all(),
     "TurnEnded": lambda self, event: self._flush_all(),
+    "ConversationCompacted": ConversationBuilder._compacted,
 }
 
 
-def rebuild_conversation(events: list[Any]) -> list[Message]:
-    builder = ConversationBuilder()
+def rebuild_conversation(events: list[Any], agent_id: str | None = None) -> list[Message]:
+    builder = ConversationBuilder(agent_id=agent_id)
     for event in events:
         builder.feed(event)
     return builder.snapshot()

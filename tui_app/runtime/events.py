@@ -25,6 +25,10 @@ SideEffects = Literal["none", "unknown", "applied"]
 Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout"]
 
 
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
 class _Event(BaseModel):
     # built on first use, not at import: a run uses a third of the event types, and building
     # every one was most of the start-up of a headless run
@@ -36,6 +40,9 @@ class _Event(BaseModel):
     ts: float = 0.0
     turn_id: str | None = None
     call_id: str | None = None
+    #: the subagent an event belongs to (None: the session's own agent); not written when None,
+    #: so the events of a session without subagents are stored exactly as before
+    agent_id: str | None = Field(default=None, exclude_if=_is_none)
 
 
 # ---- session ---------------------------------------------------------------------------------
@@ -294,6 +301,9 @@ class _Outcome(_Event):
     artifacts: list[ArtifactRef] = Field(default_factory=list)
     metrics: CallMetrics = CallMetrics()
     stop_turn: bool = False
+    #: the tool's structured output (Claude Code's `tool_use_result`), for live subscribers only:
+    #: the log keeps the model's content and the display, not a second copy of the output
+    tool_response: Any = Field(default=None, exclude=True)
 
 
 class ToolCallResult(_Outcome):
@@ -350,13 +360,73 @@ class UserQuestionAnswered(_Event):
     answers: dict[str, str] = Field(default_factory=dict)
 
 
+# ---- the built-in agent: compaction, memory files, subagents, plan approval --------------------
+
+class ConversationCompacted(_Event):
+    """The conversation up to `boundary_seq` is replaced by `summary` from here on (for the model,
+    for `--resume`); the log keeps every event, so the screen and replay still show them all. An
+    empty summary with trigger `clear` starts the conversation afresh (/clear)."""
+
+    type: Literal["ConversationCompacted"] = "ConversationCompacted"
+    summary: str
+    #: seq of the last event the summary stands for
+    boundary_seq: int
+    trigger: Literal["auto", "manual", "clear"] = "manual"
+    instructions: str = ""
+    tokens_before: int = 0
+    tokens_after: int = 0
+    #: what the summary request cost
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class MemoryLoaded(_Event):
+    """The memory files (CLAUDE.md, AGENTS.md, their @imports) that went into the system prompt."""
+
+    type: Literal["MemoryLoaded"] = "MemoryLoaded"
+    #: {path, scope, bytes, imported_from}
+    files: list[dict[str, Any]] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+
+class SubagentStarted(_Event):
+    """An Agent call (`call_id`) started subagent `agent_id`; the subagent's own events carry its id."""
+
+    type: Literal["SubagentStarted"] = "SubagentStarted"
+    description: str
+    subagent_type: str
+    prompt: str
+    model: str = ""
+    tools: list[str] = Field(default_factory=list)
+
+
+class SubagentEnded(_Event):
+    type: Literal["SubagentEnded"] = "SubagentEnded"
+    reason: str
+    steps: int = 0
+    calls: int = 0
+    usage: dict[str, int] = Field(default_factory=dict)
+    result: str = ""
+    duration_ms: int = 0
+    transcript: ArtifactRef | None = None
+
+
+class PlanApprovalAsked(_Event):
+    """ExitPlanMode waits for the user (registered with the broker before this is sent); the
+    answer comes back as UserQuestionAnswered with answers {"decision", "feedback"}."""
+
+    type: Literal["PlanApprovalAsked"] = "PlanApprovalAsked"
+    request_id: str
+    plan: str
+
+
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun
     | ToolCallStarted | ToolCallProgress | ToolCallResult | ToolCallError | ToolBatchComplete
-    | ArtifactPersisted | FileChangedExternally | TodoUpdated | UserQuestionAsked | UserQuestionAnswered,
+    | ArtifactPersisted | FileChangedExternally | TodoUpdated | UserQuestionAsked | UserQuestionAnswered
+    | ConversationCompacted | MemoryLoaded | SubagentStarted | SubagentEnded | PlanApprovalAsked,
     Field(discriminator="type"),
 ]
 

@@ -21,6 +21,8 @@ class ModelRequest:
     messages: Sequence[Message]
     tools: list[ToolDefinition]
     max_tokens: int = 8192
+    #: "step" (the agent's next response) or "compaction" (a summary of the conversation)
+    purpose: str = "step"
 
 
 @dataclass(frozen=True, slots=True)

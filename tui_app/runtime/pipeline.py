@@ -255,20 +255,19 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         return emit_error(state, CallEnded("execute", raw.error_code, serialized.summary or "failed",
                                            side_effects="applied", display=raw.display),
                           serialized.content, serialized)
+    response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
+    tool_response = json_safe(response)
     if type(env.hooks) is NoHooks:
-        post = NO_POST  # nothing to ask: no hook input is built (it copied the whole output)
+        post = NO_POST  # nothing to ask
     else:
-        response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
-        post = await env.hooks.post_tool_use(hook_call(state), json_safe(response), state.exec_ms)
+        post = await env.hooks.post_tool_use(hook_call(state), tool_response, state.exec_ms)
     state.context.extend(post.context)
     if post.stop_reason is not None:
         state.stop_reason = post.stop_reason
     if post.block_reason is not None:
-        content = append_hook_context(serialized.content,
-                                      [f"PostToolUse hook feedback: {post.block_reason}"])
-        return emit_error(state, CallEnded("post_hook", "hook_denied", post.block_reason,
-                                           side_effects="applied", display=raw.display),
-                          content, serialized)
+        # Claude Code's rule: the call ran, so its result stands (a success, never a denial);
+        # the hook's reason reaches the model as context next to it
+        state.context.append(f"PostToolUse:{spec.name} hook blocking error: {post.block_reason}")
     content = append_hook_context(serialized.content, state.context)
     sent = content_bytes(content)
     outcome = ToolCallResult(
@@ -277,6 +276,7 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         original_bytes=serialized.original_bytes, sent_bytes=sent, strategy=serialized.strategy,
         artifacts=serialized.artifacts, metrics=metrics(state, sent),
         stop_turn=(raw.stop_turn or spec.stop_turn_on_success or state.stop_reason is not None),
+        tool_response=tool_response,
     )
     return env.emit(outcome)
 

@@ -32,6 +32,7 @@ from tui_app.tools.file_edits import (
     creates_file,
     decode,
     diff_preview,
+    file_access,
     file_state,
     patch_json,
     read_current,
@@ -97,7 +98,7 @@ async def check_edit(args: EditInput | MultiEditInput, ctx: ToolContext) -> None
         if edit.old_string == edit.new_string:
             where = f"Edit {index + 1} of {len(edits)}: " if len(edits) > 1 else ""
             raise ToolFailure(f"{where}No changes to make: old_string and new_string are exactly the same.")
-    current = await asyncio.to_thread(read_current, path)
+    current = await asyncio.to_thread(read_current, path, file_access(ctx))
     if current.data is None:
         if creates_file(edits):
             await asyncio.to_thread(replace_exactly, "", edits)
@@ -115,7 +116,7 @@ async def resolve_edit(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any]
 
 async def preview_edit(data: dict[str, Any], ctx: ToolContext) -> ApprovalPreview:
     path = data["file_path"]
-    current = await asyncio.to_thread(read_current, path)
+    current = await asyncio.to_thread(read_current, path, file_access(ctx))
     new_text = await asyncio.to_thread(replace_exactly, decode(current.data), replacements(data))
     return await diff_preview(ctx, "Edit", path, current, new_text)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tui_app.runtime.contract import ApprovalPreview, RawResult, ToolContext, ToolFailure
+from tui_app.runtime.files.access import FileAccess
 from tui_app.runtime.files.diffing import Patch, display_safe, file_diff_display, structured_patch, unified_diff_text
 from tui_app.runtime.files.state import FileState, absolute_path, sha256_hex, stale
 
@@ -53,7 +54,16 @@ class Written:
 
 # ---- the file now --------------------------------------------------------------------------------
 
-def read_current(path: str) -> Current:
+def read_current(path: str, access: FileAccess | None = None) -> Current:
+    """The file now: from the client that holds it (an editor over ACP) when there is one, else the disk."""
+    if access is not None:
+        data = access.read(path)
+        if data is not None:
+            try:
+                mode: int | None = os.stat(os.path.realpath(path)).st_mode
+            except OSError:
+                mode = None  # a buffer the editor has not saved yet
+            return Current(path, data, mode)
     try:
         with open(os.path.realpath(path), "rb") as handle:
             mode = os.fstat(handle.fileno()).st_mode
@@ -79,6 +89,10 @@ def encode(text: str) -> bytes:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as exc:
         raise ToolFailure(f"The new content is not valid Unicode text ({exc.reason} at {exc.start}).") from None
+
+
+def file_access(ctx: ToolContext) -> FileAccess | None:
+    return ctx.service("file_access")
 
 
 def file_state(ctx: ToolContext) -> FileState:
@@ -175,6 +189,17 @@ def write_atomically(path: str, data: bytes, mode: int | None) -> int:
     return mtime_ns
 
 
+def write_through(access: FileAccess | None, path: str, data: bytes, mode: int | None) -> int:
+    """Write through the client that holds the file (an editor over ACP) when it takes the write,
+    else atomically to the disk. Returns the new mtime_ns (0 when the client has not saved it)."""
+    if access is not None and access.write(path, data):
+        try:
+            return os.stat(os.path.realpath(path)).st_mtime_ns
+        except OSError:
+            return 0
+    return write_atomically(path, data, mode)
+
+
 def check_unchanged_since_preview(fs: FileState, call_id: str, path: str, current: Current) -> None:
     previewed = fs.take_preview(call_id)
     if previewed is not None and previewed[1] != sha256_hex(current.data or b""):
@@ -188,9 +213,10 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
     (and against the approved diff), transform, write atomically, record the new baseline."""
     fs = file_state(ctx)
     call_id = ctx.call_id
+    access = file_access(ctx)
 
     def work() -> Written:
-        current = read_current(path)
+        current = read_current(path, access)
         if current.data is not None:
             fs.check(path, current.data)
         elif not create_ok:  # an edit of a file that is gone
@@ -201,7 +227,7 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
         operation: Operation = "create" if current.data is None else "update"
         data = encode(new_text)
         if data != current.data:
-            fs.record_write(path, data, write_atomically(path, data, current.mode))
+            fs.record_write(path, data, write_through(access, path, data, current.mode))
         return Written(path, operation, old_text, new_text, structured_patch(old_text, new_text))
 
     return await fs.mutate(path, work)

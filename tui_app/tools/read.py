@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import io
 import os
 import stat
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from tui_app.runtime.contract import (
     ToolFailure,
     ToolSpec,
 )
+from tui_app.runtime.files.access import FileAccess
 from tui_app.runtime.results import budgets
 from tui_app.tools.common import (
     BINARY_SNIFF_BYTES,
@@ -151,12 +153,14 @@ def render_line(raw: bytes, number: int) -> str:
     return text
 
 
-def read_window(path: str, start: int, limit: int) -> Window:
-    """Stream `path` once: skip to `start`, keep `limit` lines, count (and hash) the rest."""
-    with open(path, "rb") as f:
+def read_window(path: str, start: int, limit: int, access: FileAccess | None = None) -> Window:
+    """Stream `path` once: skip to `start`, keep `limit` lines, count (and hash) the rest. A client
+    that holds the file (an editor over ACP) is asked first: its buffer is what the user sees."""
+    held = access.read(path) if access is not None else None
+    with io.BytesIO(held) if held is not None else open(path, "rb") as f:
         # taken before the first byte is read: a write racing this read makes the baseline stale,
         # never falsely fresh
-        mtime_ns = os.fstat(f.fileno()).st_mtime_ns
+        mtime_ns = os.fstat(f.fileno()).st_mtime_ns if held is None else _disk_mtime_ns(path)
         if is_binary(f.read(BINARY_SNIFF_BYTES)):
             raise ToolFailure(binary_message(path))
         f.seek(0)
@@ -176,6 +180,13 @@ def read_window(path: str, start: int, limit: int) -> Window:
             rest = stream.count_rest()
             total = None if rest is None else number + rest
         return Window(lines, start, total, stream.hasher.hexdigest(), stream.bytes_read, mtime_ns)
+
+
+def _disk_mtime_ns(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0  # a buffer the editor has not saved
 
 
 def binary_message(path: str) -> str:
@@ -256,10 +267,11 @@ async def read_file(params: ReadInput, ctx: ToolContext) -> RawResult:
     start = max(1, params.offset or 1)
     limit = params.limit or DEFAULT_LIMIT
     try:
-        if _small_regular_file(path):
+        access = ctx.service("file_access")
+        if access is None and _small_regular_file(path):
             window = read_window(path, start, limit)
-        else:
-            window = await asyncio.to_thread(read_window, path, start, limit)
+        else:  # a client's buffer (asked across a protocol) or a big file: off the loop
+            window = await asyncio.to_thread(read_window, path, start, limit, access)
     except (FileNotFoundError, NotADirectoryError):
         raise ToolFailure(f"File does not exist: {path}") from None
     except IsADirectoryError:

@@ -22,6 +22,7 @@ from tui_app.tools.file_edits import (
     Current,
     decode,
     diff_preview,
+    file_access,
     file_state,
     patch_json,
     read_current,
@@ -48,7 +49,7 @@ class WriteInput(StrictInput):
 
 async def check_write(args: WriteInput, ctx: ToolContext) -> None:
     path = absolute_path(args.file_path, ctx.cwd)
-    current = await asyncio.to_thread(read_current, path)
+    current = await asyncio.to_thread(read_current, path, file_access(ctx))
     if current.data is not None:
         file_state(ctx).check(path, current.data)
 
@@ -59,7 +60,7 @@ async def resolve_write(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any
 
 async def preview_write(data: dict[str, Any], ctx: ToolContext) -> ApprovalPreview:
     path = data["file_path"]
-    current = await asyncio.to_thread(read_current, path)
+    current = await asyncio.to_thread(read_current, path, file_access(ctx))
     return await diff_preview(ctx, "Create" if current.data is None else "Write", path, current, data["content"])
 
 

@@ -72,11 +72,13 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def __init__(self, request: PermissionRequested, *, position: int = 1, total: int = 1, cwd: str | None = None,
                  key_guard_s: float = KEY_GUARD_S, ring_bell: bool = True,
                  clock: Callable[[], float] = time.monotonic,
-                 forward_keys: Callable[[str], None] | None = None) -> None:
+                 forward_keys: Callable[[str], None] | None = None, asked_by: str | None = None) -> None:
         super().__init__()
         #: where characters typed during the key guard go (the prompt box they were meant for)
         self.forward_keys = forward_keys
         self.request = request
+        #: which subagent's call this is (None: the session's own agent)
+        self.asked_by = asked_by
         self.position = position
         self.total = total
         self.cwd = cwd
@@ -117,8 +119,11 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
 
     def _title(self) -> Content:
         queue = f"{self.position} of {self.total}" if self.total > 1 else ""
+        who: Content | str = ""
+        if self.asked_by:
+            who = Content.assemble(("   asked by ", "$foreground 70%"), plain(one_line(self.asked_by, 80), "bold"))
         return Content.assemble(("Approve ", "bold"), (one_line(self.request.tool, 60), "bold $text-primary"),
-                                ("?", "bold"), ("   " + queue, "$text-warning bold") if queue else "")
+                                ("?", "bold"), who, ("   " + queue, "$text-warning bold") if queue else "")
 
     def _keys(self) -> Content:
         if self.step == "confirm_always":

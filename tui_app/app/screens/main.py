@@ -21,7 +21,9 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from tui_app.runtime.events import (
+    ConversationCompacted,
     McpServerStatus,
+    MemoryLoaded,
     PermissionRequested,
     SessionStarted,
     SettingsLoaded,
@@ -37,6 +39,7 @@ from widgets.diff.view import DiffView
 from widgets.messages import CallSelected
 from widgets.prompt_input import PromptInput
 from widgets.session_header import SessionHeader
+from widgets.slash_menu import SlashMenu
 from widgets.text.untrusted import one_line
 from widgets.tool_rows import ToolRows
 from widgets.tool_table import ToolTable
@@ -123,6 +126,9 @@ class MainScreen(Screen[None]):
         #: what the palette's "Settings files" and "MCP servers" show when there is no runtime to ask
         self.settings_reports: list[SettingsLoaded] = []
         self.mcp_statuses: dict[str, McpServerStatus] = {}
+        #: what /memory and the palette's "Memory files" show; how often the conversation was compacted
+        self.memory_reports: list[MemoryLoaded] = []
+        self.compactions = 0
 
     # ---- layout -----------------------------------------------------------------------------
 
@@ -134,6 +140,7 @@ class MainScreen(Screen[None]):
         with Horizontal(id="main-body"):
             with Vertical(id="left"):
                 yield ChatView(cwd=self.cwd, id="chat")
+                yield SlashMenu(id="slash-menu")
                 yield PromptInput(history=self.prompt_history, id="prompt")
             with Vertical(id="right"):
                 yield ToolTable(cwd=self.cwd, clock=self.table_clock, id="table")
@@ -153,6 +160,11 @@ class MainScreen(Screen[None]):
             prompt.display = False
             self.table.focus()
         else:
+            from tui_app.app.slash_actions import SlashCompleter
+
+            self.completer = SlashCompleter(self.query_one(SlashMenu), prompt,
+                                            lambda: getattr(self.controls, "commands", None))
+            prompt.completer = self.completer
             prompt.focus()
 
     @property
@@ -193,7 +205,7 @@ class MainScreen(Screen[None]):
         self.header.apply(events)
         table, detail, chat = self.table, self.detail, self.chat
         if bulk:
-            table.fold(events)  # the caller settles the table when it has caught up
+            table.fold_in(events)  # the caller settles the table when it has caught up
         elif len(events) >= BULK:
             table.apply_many(events)
         else:
@@ -215,6 +227,10 @@ class MainScreen(Screen[None]):
                     self.settings_reports.append(event)
                 elif isinstance(event, McpServerStatus):
                     self.mcp_statuses[event.server] = event
+                elif isinstance(event, MemoryLoaded):
+                    self.memory_reports.append(event)
+                elif isinstance(event, ConversationCompacted) and event.trigger != "clear" and event.agent_id is None:
+                    self.compactions += 1
         if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
             self.prompt.set_class(busy, "-busy")
         focus_call = followed_call(events, self._auto_selected, table.rows)
@@ -257,9 +273,18 @@ class MainScreen(Screen[None]):
 
     # ---- prompt -----------------------------------------------------------------------------
 
+    def on_text_area_changed(self, message: PromptInput.Changed) -> None:
+        completer = getattr(self, "completer", None)
+        if completer is not None and message.text_area is self.prompt:
+            completer.update()
+
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         message.stop()
         if self.controls is None:
+            return
+        from tui_app.app.slash_actions import handle_prompt
+
+        if handle_prompt(self, message.text):
             return
         if self.controls.submit(message.text):
             self.prompt.accept(message.text)

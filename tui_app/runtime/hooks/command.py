@@ -18,7 +18,7 @@ from typing import Any
 from tui_app.runtime.events import HookRun, Warning
 from tui_app.runtime.hooks.config import HookConfig, HookHandler
 from tui_app.runtime.hooks.output import HookVerdict, interpret
-from tui_app.runtime.hooks.process import KILL_GRACE_S, run_hook_process
+from tui_app.runtime.hooks.process import KILL_GRACE_S, ProcessResult, run_hook_process
 from tui_app.runtime.hooks.runner import (
     HookCall,
     PermissionHookAnswer,
@@ -63,6 +63,8 @@ class CommandHooks:
         self.emit = emit
         self.aliases_of = aliases_of or (lambda _name: ())
         self.kill_grace_s = kill_grace_s
+        #: the reasoning effort hooks are told (Claude Code's `effort.level`; its default is medium)
+        self.effort = "medium"
         self._background: set[asyncio.Task[Any]] = set()
 
     # ---- running ------------------------------------------------------------------------------
@@ -82,7 +84,7 @@ class CommandHooks:
     async def _run_one(self, event: str, handler: HookHandler, data: bytes, call_id: str | None) -> HookVerdict:
         self.emit(HookRun(call_id=call_id, event=event, command=handler.label, status="started"))
         try:
-            result = await run_hook_process(handler, data, self.cwd, self._env(), self.kill_grace_s)
+            result = await self._execute(event, handler, data)
         except asyncio.CancelledError:
             self.emit(HookRun(call_id=call_id, event=event, command=handler.label, status="cancelled",
                               message="no longer needed (the request was answered, or the turn stopped)"))
@@ -104,15 +106,23 @@ class CommandHooks:
                               detail={"event": event, "command": handler.label}))
         return verdict
 
-    @staticmethod
-    def _common(session: dict[str, Any], event: str) -> dict[str, Any]:
-        return {"session_id": session.get("session_id", ""), "transcript_path": session.get("transcript_path", ""),
-                "cwd": session.get("cwd", ""), "permission_mode": session.get("permission_mode", "default"),
-                "hook_event_name": event}
+    async def _execute(self, event: str, handler: HookHandler, data: bytes) -> ProcessResult:
+        """One handler's run: a process. (A program driving Vigil may answer some handlers itself,
+        as the Agent SDKs do with their callback hooks.)"""
+        return await run_hook_process(handler, data, self.cwd, self._env(), self.kill_grace_s)
+
+    def _common(self, session: dict[str, Any], event: str) -> dict[str, Any]:
+        """Claude Code's common keys, in its order (`prompt_id` where a prompt is being served)."""
+        common = {"session_id": session.get("session_id", ""), "transcript_path": session.get("transcript_path", ""),
+                  "cwd": session.get("cwd", "")}
+        if session.get("prompt_id"):
+            common["prompt_id"] = session["prompt_id"]
+        return {**common, "permission_mode": session.get("permission_mode", "default"),
+                "effort": {"level": self.effort}, "hook_event_name": event}
 
     def _tool_payload(self, call: HookCall, event: str, **extra: Any) -> dict[str, Any]:
         session = {"session_id": call.session_id, "transcript_path": call.transcript_path, "cwd": call.cwd,
-                   "permission_mode": call.permission_mode}
+                   "prompt_id": call.prompt_id, "permission_mode": call.permission_mode}
         return {**self._common(session, event), "tool_name": call.tool_name, "tool_input": call.tool_input,
                 "tool_use_id": call.tool_use_id, **extra}
 
@@ -170,7 +180,9 @@ class CommandHooks:
 
     async def stop(self, session: dict[str, Any], last_message: str, active: bool) -> StopOutcome:
         payload = {**self._common(session, "Stop"), "stop_hook_active": active,
-                   "last_assistant_message": last_message}
+                   "last_assistant_message": last_message,
+                   # Claude Code's keys: running background commands; scheduled prompts (Vigil has none)
+                   "background_tasks": list(session.get("background_tasks") or []), "session_crons": []}
         verdicts = await self._run("Stop", payload)
         if any(v.stop_reason for v in verdicts):
             return StopOutcome()  # `continue: false` wins: the agent stops

@@ -22,6 +22,8 @@ class HookCall:
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
+    #: the user prompt this call serves (Claude Code's `prompt_id`): one id per turn
+    prompt_id: str = ""
 
 
 @dataclass

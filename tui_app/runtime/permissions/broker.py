@@ -142,7 +142,7 @@ class ApprovalBroker:
             if hook is not None:
                 hook_task = asyncio.ensure_future(self._race_hook(request, hook))
             elif not self.interactive:
-                self._claim(request.request_id, _no_client(), check_hash=False)
+                self._claim(request.request_id, _no_client(request), check_hash=False)
             if self.timeout_s is None:
                 return await entry.future
             try:
@@ -168,7 +168,7 @@ class ApprovalBroker:
         if answer is not None:
             self._claim(request.request_id, answer, check_hash=False)
         elif not self.interactive:
-            self._claim(request.request_id, _no_client(), check_hash=False)
+            self._claim(request.request_id, _no_client(request), check_hash=False)
 
     # ---- questions to the user (AskUserQuestion) ---------------------------------------------
 
@@ -222,5 +222,9 @@ def _settle(future: asyncio.Future[ApprovalAnswer], answer: ApprovalAnswer) -> N
         future.set_result(answer)
 
 
-def _no_client() -> ApprovalAnswer:
+def _no_client(request: ApprovalRequest) -> ApprovalAnswer:
+    """Nobody can answer. A hook that said `ask` gave a reason meant for whoever answers: with
+    nobody there, the model reads it (Claude Code's rule), not a generic sentence."""
+    if request.asked_by == "hook" and request.reason:
+        return ApprovalAnswer("deny", "no_client", reason=request.reason)
     return ApprovalAnswer("deny", "no_client", reason=NO_CLIENT_MESSAGE)
