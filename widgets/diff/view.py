@@ -35,6 +35,8 @@ SYNC_ROWS = 300
 #: until the whole diff is highlighted, the rows on screen are: their source lines and this many
 #: before them (so a construct opened just above, a docstring, colours right more often)
 WINDOW_LEAD = 40
+#: what the whole diff's highlighting waits for, so the first screen is drawn before it starts
+FIRST_SCREEN_S = 0.05
 HEADER_HEIGHT = 1
 #: rendered lines kept; a Strip is heavy for the garbage collector, and only a screenful is shown
 STRIP_CACHE = 512
@@ -115,9 +117,9 @@ class DiffView(ScrollView, can_focus=True):
         model = build_diff(display)
         if len(model.old_source) + len(model.new_source) > SYNC_ROWS:
             # shown at once, the rows on screen highlighted first; the rest follows from a thread
-            # started once that first screen is drawn (it would compete with it for the GIL)
+            # that lets that first screen be drawn before it starts (it competes for the GIL)
             self._set_model(self._generation, model, None, None)
-            self.call_after_refresh(self._highlight_in_thread, model, display.path, self._generation)
+            self._highlight_in_thread(model, display.path, self._generation, delay=FIRST_SCREEN_S)
             return
         language = language_for(display.path)
         self._set_model(self._generation, model, highlight_lines(model.old_source, language),
@@ -138,11 +140,13 @@ class DiffView(ScrollView, can_focus=True):
         model = build_diff(display)
         highlight_lines(["x = 1"], language_for(display.path))  # the lexer's first use is slow: not on the UI thread
         self.app.call_from_thread(self._set_model, generation, model, None, None)
-        time.sleep(0.05)  # the first screen (highlighted on its own) is drawn before the whole is
+        time.sleep(FIRST_SCREEN_S)  # the first screen (highlighted on its own) is drawn before the whole is
         self._highlight(model, display.path, generation)
 
     @work(thread=True, exclusive=True, group="diff-build")
-    def _highlight_in_thread(self, model: DiffModel, path: str, generation: int) -> None:
+    def _highlight_in_thread(self, model: DiffModel, path: str, generation: int, delay: float = 0.0) -> None:
+        if delay:
+            time.sleep(delay)
         self._highlight(model, path, generation)
 
     def _highlight(self, model: DiffModel, path: str, generation: int) -> None:
