@@ -3,8 +3,10 @@
 Each shape is a real `vigil -p … --output-format stream-json` run (a subprocess, a scripted model,
 real tools on real files). Every file read has content of its own, except in the shape that reads
 20 files again and again (where the log stores each output once and stream-json repeats it).
-"Said and done" is that run's stream-json: Claude Code's record of the same session (the
-model's text and tool calls, every tool result). Beside the log as written, the same events in the
+"Said and done" is measured two ways: that run's stream-json (Claude Code's record of the same
+session, whose lines carry ids, usage and costs around the text, the calls and the results), and
+the conversation itself as the model is sent it (its messages' JSON: the text, the calls, the
+results, nothing around them). Beside the log as written, the same events in the
 format before compact lines (each line the event's own JSON, which is what the log held until
 then) show what the format saves. Every shape runs --repeat times; sizes are medians with their
 spread (they vary only with timestamps and ids).
@@ -26,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tui_app.runtime.conversation import rebuild_conversation  # noqa: E402
 from tui_app.runtime.eventlog import read_events  # noqa: E402
 
 GOAL = 1.1
@@ -84,7 +87,7 @@ SHAPES = {
 }
 
 
-def run_shape(shape: str, calls: int, parent: Path) -> tuple[int, int, int]:
+def run_shape(shape: str, calls: int, parent: Path) -> tuple[int, int, int, int]:
     work = Path(tempfile.mkdtemp(dir=parent))
     project = work / "project"
     project.mkdir()
@@ -101,7 +104,8 @@ def run_shape(shape: str, calls: int, parent: Path) -> tuple[int, int, int]:
     read = read_events(log)
     assert not read.warnings, read.warnings[:3]
     before = sum(len(e.model_dump_json().encode()) + 1 for e in read.events)
-    return log.stat().st_size, before, said
+    conversation = sum(len(m.model_dump_json().encode()) for m in rebuild_conversation(read.events))
+    return log.stat().st_size, before, said, conversation
 
 
 def spread(values: list[float], fmt: str = "{:,.0f}") -> str:
@@ -115,20 +119,24 @@ def main() -> None:
     args = parser.parse_args()
     print(f"log size: events.jsonl next to the run's stream-json, {args.calls:,} calls a shape, "
           f"median (min–max) of {args.repeat} runs")
-    print(f"{'shape':34} {'stream-json':>22} {'log as written':>24} {'ratio':>16} "
-          f"{'format before':>24} {'ratio':>8}")
+    print(f"{'shape':34} {'stream-json':>12} {'conversation':>13} {'log as written':>24} {'÷ stream-json':>14} "
+          f"{'÷ conversation':>15} {'format before':>14} {'÷ conv.':>8}")
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="vigil-log-size-") as tmp:
         for shape in SHAPES:
             runs = [run_shape(shape, args.calls, Path(tmp)) for _ in range(args.repeat)]
-            logs, befores, saids = ([r[i] for r in runs] for i in range(3))
-            ratios = [log / said for log, _, said in runs]
-            old = [before / said for _, before, said in runs]
-            print(f"{shape:34} {spread(saids):>22} {spread(logs):>24} {spread(ratios, '{:.2f}'):>16} "
-                  f"{spread(befores):>24} {statistics.median(old):>7.2f}×")
-            verdicts.append((shape, statistics.median(ratios)))
-    for shape, ratio in verdicts:
-        print(f"goal (log ≤ {GOAL}× stream-json), {shape}: {'met' if ratio <= GOAL else 'NOT met'} ({ratio:.2f}×)")
+            logs, befores, saids, convs = ([r[i] for r in runs] for i in range(4))
+            to_said = [log / said for log, _, said, _ in runs]
+            to_conv = [log / conv for log, _, _, conv in runs]
+            before_conv = statistics.median(b / c for b, c in zip(befores, convs, strict=True))
+            print(f"{shape:34} {statistics.median(saids):>12,.0f} {statistics.median(convs):>13,.0f} "
+                  f"{spread(logs):>24} {spread(to_said, '{:.2f}'):>14} {spread(to_conv, '{:.2f}'):>15} "
+                  f"{statistics.median(befores):>14,.0f} {before_conv:>7.2f}×")
+            verdicts.append((shape, statistics.median(to_said), statistics.median(to_conv)))
+    for shape, said, conv in verdicts:
+        print(f"goal (log ≤ {GOAL}× what was said and done), {shape}: "
+              f"{'met' if said <= GOAL else 'NOT met'} against stream-json ({said:.2f}×), "
+              f"{'met' if conv <= GOAL else 'NOT met'} against the conversation ({conv:.2f}×)")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """The whole app under an output flood: key-press → screen-updated latency, flood vs idle.
 
 The real app (VigilApp, headless under pilot, 160x48) runs a real session on its own thread; the
-scripted model makes one Bash call that prints RATE coloured lines a second, RATE × DURATION lines
-in all (a Python script, in a real process group, paced by the clock: a variant whose process
-falls behind gets its lines faster, never fewer, so every variant gets the same flood). Its
+scripted model makes one Bash call that prints RATE coloured lines a second until the keys of the
+flooded phase have all been typed (a Python script, in a real process group, paced by the clock:
+a variant whose process falls behind gets its lines faster, never fewer, so every variant gets the
+same flood for as long as it types). Its
 output streams into the Output tab (the detail pane follows the running call) and its row in the
 table updates (size, live time) while a key is typed into the prompt box every 50 ms. Latency is
 from sending the key (a Key event through the driver, as a terminal would) to the end of the
@@ -21,7 +22,7 @@ This bench lifts that budget so the whole flood reaches the Output tab: the wors
 Each variant runs --repeat times at each rate (10,000 and 20,000 lines a second by default);
 figures are medians with their spread.
 
-    python bench/ui_flood.py [--duration 10] [--presses 200] [--rates 10000,20000] [--repeat 5]
+    python bench/ui_flood.py [--presses 200] [--rates 10000,20000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -52,13 +53,13 @@ from widgets.prompt_input import PromptInput
 
 KEY_EVERY_S = 0.05
 FLOOD = """
-import sys, time
-duration, rate = float(sys.argv[1]), int(sys.argv[2])
-total = int(duration * rate)
+import os, sys, time
+rate, stop = int(sys.argv[1]), sys.argv[2]
+cap = rate * 300
 out = sys.stdout
 start = time.monotonic()
 n = 0
-while n < total:
+while n < cap and not (n % (rate // 10 or 1) == 0 and os.path.exists(stop)):
     out.write("".join(f"\\x1b[3{(n + i) % 7 + 1}m[{n + i:07d}]\\x1b[0m compiling module_{(n + i) % 97}.c -O2 -Wall\\n"
                       for i in range(100)))
     out.flush()
@@ -138,7 +139,7 @@ async def press_keys(app: VigilApp, count: int) -> list[float]:
 VARIANTS = {"as shipped": (True, True), "no gc.freeze": (False, True), "frame on tick": (True, False)}
 
 
-async def run(duration: float, presses: int, variant: str, work: Path, rate: int) -> dict[str, float]:
+async def run(presses: int, variant: str, work: Path, rate: int) -> dict[str, float]:
     freeze, key_frames = VARIANTS[variant]
     work = Path(tempfile.mkdtemp(dir=work))
     project = work / "project"
@@ -147,7 +148,7 @@ async def run(duration: float, presses: int, variant: str, work: Path, rate: int
     script = work / "script.json"
     script.write_text(json.dumps({"steps": [
         {"tool_calls": [{"id": "flood", "name": "Bash",
-                         "input": {"command": f"python3 flood.py {duration} {rate}", "timeout": 600_000}}]},
+                         "input": {"command": f"python3 flood.py {rate} {work / 'stop'}", "timeout": 600_000}}]},
         {"text": "Done."}]}))
     session = build_session(SessionOptions(cwd=str(project), script=str(script), interactive=True,
                                            permission_mode="bypassPermissions"))
@@ -172,6 +173,7 @@ async def run(duration: float, presses: int, variant: str, work: Path, rate: int
         flood_frames = list(PROBE.frames)
         still_running = app.main.table.rows.get("flood").state == "running"  # type: ignore[union-attr]
         shown = output.line_count + output.dropped_lines  # streamed so far (the result's card replaces it)
+        (work / "stop").write_text("")  # the keys are typed: the flood ends
         batches = app.batches - batches0
         while session.busy:
             await pilot.pause(0.1)
@@ -188,15 +190,12 @@ async def run(duration: float, presses: int, variant: str, work: Path, rate: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds of flood (default 10)")
     parser.add_argument("--presses", type=int, default=200, help="keys per phase (default 200)")
     parser.add_argument("--rates", default="10000,20000", help="lines a second, comma separated")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each variant at each rate")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="which variants, comma separated")
     args = parser.parse_args()
     install_probes()
-    # the keys must fall inside the flood: it lasts longer than the presses take
-    duration = max(args.duration, args.presses * KEY_EVERY_S + 3)
     names = [n for n in args.variants.split(",") if n in VARIANTS]
     for rate in (int(r) for r in args.rates.split(",")):
         with tempfile.TemporaryDirectory(prefix="vigil-ui-flood-") as tmp:
@@ -204,9 +203,9 @@ def main() -> None:
             runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
             for _ in range(args.repeat):
                 for name in names:  # interleaved: a slow spell of the machine hits every variant
-                    runs[name].append(asyncio.run(run(duration, args.presses, name, Path(tmp), rate)))
-        print(f"\nui flood: the whole app, 160x48, a Bash call printing {rate:,} lines/s ({int(rate * duration):,} "
-              f"lines) into the Output tab; {args.presses} keys typed into the prompt, one every "
+                    runs[name].append(asyncio.run(run(args.presses, name, Path(tmp), rate)))
+        print(f"\nui flood: the whole app, 160x48, a Bash call printing {rate:,} lines/s into the Output tab for as "
+              f"long as the keys take; {args.presses} keys typed into the prompt, one every "
               f"{KEY_EVERY_S * 1000:.0f} ms, idle and flooded; median (min–max) of {args.repeat} runs")
         print(f"{'':24}" + "".join(f"{n:>24}" for n in names))
         for metric in runs[names[0]][0]:
