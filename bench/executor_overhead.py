@@ -40,6 +40,8 @@ from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
 
 SHAPES = [(20, 10), (200, 1)]
+#: the CPU time of each run, in the order run (a loaded machine's waits are not in it)
+CPU_TIMES: list[float] = []
 GOAL_US = 100
 
 
@@ -75,11 +77,12 @@ async def vigil_run(responses: int, per: int, home: str, marks: list[float] | No
     session = session or vigil_session(responses, per, home)
     if marks is not None:
         session.subscribe(lambda e: marks.append(time.perf_counter()) if e.type == "ToolCallResult" else None)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     await session.start()
     result = await session.run_turn("go")
     await session.close()
     elapsed = time.perf_counter() - began
+    CPU_TIMES.append(time.process_time() - cpu)
     assert result.reason == "completed" and len(result.outcomes) == responses * per, result
     return elapsed
 
@@ -106,9 +109,10 @@ def pydantic_ai_run(responses: int, per: int) -> float:
     def noop(n: int) -> str:
         return "ok"
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     result = agent.run_sync("go", usage_limits=UsageLimits(request_limit=None))
     elapsed = time.perf_counter() - began
+    CPU_TIMES.append(time.process_time() - cpu)
     assert result.output == "done"
     return elapsed
 
@@ -168,12 +172,16 @@ def main() -> None:
             calls = responses * per
             asyncio.run(vigil_run(responses, per, home))  # warm up imports and caches
             pydantic_ai_run(responses, per)
-            ours, theirs = [], []
+            ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
             for _ in range(args.repeat):  # interleaved: a slow spell of the machine hits both
                 ours.append(asyncio.run(vigil_run(responses, per, home)) / calls * 1e6)
+                ours_cpu.append(CPU_TIMES[-1] / calls * 1e6)
                 theirs.append(pydantic_ai_run(responses, per) / calls * 1e6)
+                theirs_cpu.append(CPU_TIMES[-1] / calls * 1e6)
             ratio = statistics.median(theirs) / statistics.median(ours)
             print(f"{responses:>4} × {per:<3} {spread(ours):>22} {spread(theirs):>24} {ratio:>7.1f}×")
+            print(f"{'  CPU time':10} {spread(ours_cpu):>22} {spread(theirs_cpu):>24} "
+                  f"{statistics.median(theirs_cpu) / statistics.median(ours_cpu):>7.1f}×")
             verdicts.append((f"{responses} × {per}", statistics.median(ours)))
     small = max(1, args.long // 10)
     runs = [(long_run(small), long_run(args.long)) for _ in range(args.repeat)]
