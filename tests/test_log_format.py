@@ -139,7 +139,7 @@ def test_a_reference_the_reader_cannot_resolve_makes_its_line_unreadable_never_w
     assert len(read.events) == 1 and "does not match" in read.warnings[0]
 
 
-def test_after_a_failed_write_the_next_line_stands_alone(tmp_path):
+def test_after_a_failed_write_the_log_refuses_more_and_a_resumed_writer_starts_whole(tmp_path):
     path = tmp_path / "events.jsonl"
     events = _stamped(SAMPLES[:6])
     writer = EventLogWriter(path)
@@ -150,12 +150,16 @@ def test_after_a_failed_write_the_next_line_stands_alone(tmp_path):
     with pytest.raises(OSError):
         writer.write(events[2])
     writer._fd = real_fd
-    writer.write(events[3])
+    with pytest.raises(OSError):  # nothing is written after a hole in the log
+        writer.write(events[3])
     writer.close()
+    resumed = EventLogWriter(path)  # a resume appends; its first line leans on nothing before it
+    resumed.write(events[3])
+    resumed.close()
     lines = path.read_bytes().splitlines()
     assert b'"seq":4' in lines[-1] and b'"session_id":"s1"' in lines[-1] and b'"ts":' in lines[-1]
     read = read_events(path)
-    assert read.warnings == [] and [e.seq for e in read.events] == [1, 2, 4]
+    assert read.warnings == [] and [e.seq for e in read.events if e.type != "Warning"] == [1, 2, 4]
 
 
 async def test_a_write_and_two_reads_keep_each_text_once_in_the_log(tmp_path, monkeypatch):
