@@ -223,7 +223,7 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
         raise SetupError(f"no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
     chosen = options.script or options.provider or options.model or (settings or {}).get("provider")
     recorded = summarize(session_id, log)
-    if recorded.provider in EXTERNAL_AGENTS and options.agent is None:
+    if options.agent is None and (recorded.provider in EXTERNAL_AGENTS or is_acp_agent(recorded.provider, settings)):
         return replace(options, agent=recorded.provider)  # an external agent's session goes on with it
     if chosen or recorded.provider not in ("anthropic", "openai"):
         return options
@@ -241,8 +241,14 @@ def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | Non
         name = "vigil"  # a model named on the command line is for Vigil's own agent
     if name == "vigil":
         return None
-    if name not in EXTERNAL_AGENTS:
-        raise SetupError(f"unknown agent {name!r} (known: vigil, {', '.join(EXTERNAL_AGENTS)})")
+    if name not in EXTERNAL_AGENTS:  # an ACP agent: a preset on PATH or an `agents` entry of the settings
+        from tui_app.agents.acp.setup import UnknownAgent, acp_driver
+
+        try:
+            return acp_driver(name, settings, command=options.agent_command, model=options.model or "",
+                              resume_id=recorded_agent_session(options.resume) if options.resume else None)
+        except UnknownAgent as exc:
+            raise SetupError(str(exc)) from None
     from tui_app.agents.claude_code.agent import ClaudeCodeAgent
     from tui_app.agents.claude_code.command import ClaudeCodeUnusable, check_claude
 
@@ -253,6 +259,12 @@ def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | Non
         raise SetupError(str(exc)) from None
     return ClaudeCodeAgent(command=path, model=options.model or "", version=version, max_turns=options.max_turns,
                            resume_id=recorded_agent_session(options.resume) if options.resume else None)
+
+
+def is_acp_agent(name: str, settings: dict[str, Any] | None) -> bool:
+    from tui_app.agents.acp.setup import catalog
+
+    return name in catalog(settings or {}).agents
 
 
 def recorded_agent_session(session_id: str) -> str | None:
@@ -275,7 +287,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         options = resume_target(options, values)
     driver = build_driver(options, values)
     model = build_model(options, values) if driver is None else None
-    if driver is not None:
+    if driver is not None and getattr(driver, "runs_claude_hooks", True):
         from dataclasses import replace
 
         from tui_app.agents.claude_code.settings import vigil_only_hooks

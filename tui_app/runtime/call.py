@@ -75,6 +75,8 @@ class CallState:
     started: bool = False
     ctx: ToolContext | None = None
     timeout: ResolvedTimeout | None = None
+    #: the approval's answer, when the call was asked about (a driver reads how it was given)
+    answer: Any = None
 
     @property
     def tool_name(self) -> str:

@@ -15,7 +15,8 @@ PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPer
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 Behavior = Literal["allow", "ask", "deny"]
 #: "agent": an external agent asked (Vigil's own policy had no word of its own on the call)
-DecidedBy = Literal["rule", "mode", "hook", "tool", "guard", "agent"]
+#: "user": the user approved exactly this in an earlier question (an external agent's request)
+DecidedBy = Literal["rule", "mode", "hook", "tool", "guard", "agent", "user"]
 
 
 @dataclass(frozen=True)
