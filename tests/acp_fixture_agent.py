@@ -24,7 +24,8 @@ turn's actions in order:
   {"mode": "id"}                           current_mode_update
   {"commands": [...]}                      available_commands_update
   {"wait_cancel": true}                    wait until session/cancel comes (the turn ends cancelled)
-  {"sleep": seconds} {"stop": "max_tokens"} {"exit": code} {"stderr": "text"}
+  {"sleep": seconds} {"stop": "max_tokens"} {"stderr": "text"}
+  {"exit": code, "marker": path}           the process exits (once: not when the marker file exists)
 
 Every request the client answered is also appended, as JSON lines, to $ACP_FIXTURE_LOG.
 """
@@ -110,7 +111,7 @@ class FixtureAgent:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kw: Any) -> NewSessionResponse:
         log({"new_session": {"cwd": cwd, "meta": kw}})
         if self.script.get("commands"):
-            asyncio.get_running_loop().call_later(0.05, lambda: asyncio.ensure_future(
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(
                 self._commands(self.script["commands"])))
         return NewSessionResponse(session_id=self.session_id, modes=self._modes())
 
@@ -225,6 +226,11 @@ class FixtureAgent:
         elif "stop" in a:
             return a["stop"]
         elif "exit" in a:
+            marker = a.get("marker")
+            if marker and os.path.exists(marker):
+                return None  # died once already: this run of the agent lives
+            if marker:
+                Path(marker).write_text("died")
             sys.stderr.write("fixture agent exits on purpose\n")
             sys.stderr.flush()
             os._exit(a["exit"])

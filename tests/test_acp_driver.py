@@ -3,11 +3,12 @@ tests/acp_fixture_agent.py (the official SDK's agent side, driven by a script)."
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from tests.acp_kit import agent_log, first, fixture_session, logged, recorder
+from tests.acp_kit import agent_log, first, fixture_session, logged, recorder, wait_for
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 
 
@@ -96,3 +97,208 @@ async def test_a_multi_file_edit_is_one_dialog_with_vigils_own_diffs_and_the_app
     # the agent's call shows what happened to both files
     done = first(seen, "ToolCallResult", call_id="c1")
     assert done.display.kind == "file_diffs" and [f.path for f in done.display.files] == [str(notes), str(other)]
+
+
+async def test_a_write_nobody_approved_asks_and_a_refusal_leaves_the_file_and_tells_the_agent(tmp_path, project):
+    notes = project / "notes.txt"
+    script = {"turns": [[{"write": {"path": str(notes), "content": "overwritten\n"}, "as": "w"},
+                         {"report": "w={w}"}]]}
+    session, _ = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+    asked = answer_every_request(session, "deny")
+    await session.start()
+    turn = await session.run_turn("write it")
+    await session.close()
+    assert notes.read_text() == "hello world\n"
+    assert turn.text.startswith("w=ERROR") and "denied" in turn.text
+    assert [a.tool for a in asked] == ["Write"]
+    assert asked[0].preview_display.old_text == "hello world\n"
+    assert asked[0].preview_display.new_text == "overwritten\n"
+    assert first(seen, "ToolCallError", call_id="write-1").code == "user_denied"
+
+
+async def test_a_vigil_deny_rule_refuses_the_agents_edit_with_no_dialog(tmp_path, project):
+    notes = project / "notes.txt"
+    (project / ".vigil").mkdir()
+    (project / ".vigil" / "settings.json").write_text('{"permissions": {"deny": ["Edit(notes.txt)"]}}')
+    script = {"turns": [[
+        {"ask": {"id": "c1", "title": "Edit notes.txt", "kind": "edit", "locations": [str(notes)],
+                 "diffs": [{"path": str(notes), "old": "hello world\n", "new": "bye\n"}]}, "as": "answer"},
+        {"update": {"id": "c1", "status": "failed", "text": "User refused permission to run tool"}},
+        {"report": "answer={answer}"}]]}
+    session, _ = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+    asked = answer_every_request(session)
+    await session.start()
+    turn = await session.run_turn("edit")
+    await session.close()
+    assert turn.text == "answer=reject" and asked == []
+    resolved = first(seen, "PermissionResolved", call_id="c1")
+    assert (resolved.decision, resolved.decided_by, resolved.rule) == ("deny", "rule", "Edit(notes.txt)")
+    assert first(seen, "ToolCallError", call_id="c1").code == "permission_denied"
+
+
+async def test_an_approved_command_runs_in_vigils_terminal_with_live_output_and_is_not_asked_twice(
+        tmp_path, project):
+    command = "echo out; echo err >&2; exit 3"
+    script = {"turns": [[
+        {"tool_call": {"id": "run", "title": command, "kind": "execute", "raw_input": {"command": command}}},
+        {"ask": {"id": "run"}, "as": "answer", "if_allowed": [
+            {"terminal": {"command": command}, "as": "t", "wait": True},
+            {"update": {"id": "run", "status": "completed", "terminal": "t"}},
+            {"release": "t"}]},
+        {"report": "answer={answer} exit={t_exit} output={t_output!r}"}]]}
+    session, log = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+    asked = answer_every_request(session)
+    await session.start()
+    turn = await session.run_turn("run it")
+    await session.close()
+    assert turn.text == "answer=allow-once exit=3 output='out\\nerr\\n'"
+    assert [(a.tool, a.input["command"]) for a in asked] == [("Bash", command)]
+    terminal = first(seen, "ToolCallError", call_id="terminal-1")  # exit 3: the row failed, with the output
+    assert terminal.tool == "Bash" and terminal.display.exit_code == 3
+    assert [e.text for e in seen if e.type == "ToolCallProgress" and e.call_id == "terminal-1"]
+    assert first(seen, "PermissionResolved", call_id="terminal-1").decided_by == "user"
+    agent_call = first(seen, "ToolCallResult", call_id="run")
+    assert agent_call.display.kind == "bash_output" and agent_call.display.exit_code == 3
+    assert logged(log, "exited") == [{"exited": "t", "exit_code": 3, "signal": None}]
+
+
+async def test_a_command_with_variables_is_asked_about_with_them_and_a_kill_stops_its_group(tmp_path, project):
+    script = {"turns": [[
+        {"terminal": {"command": "sleep", "args": ["300"], "env": {"BASH_ENV": "/tmp/x"}, "limit": 10},
+         "as": "t"},
+        {"kill": "t"}, {"wait": "t"}, {"output": "t"}, {"release": "t"},
+        {"report": "exit={t_exit}"}]]}
+    session, _ = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+    asked = answer_every_request(session)
+    await session.start()
+    turn = await session.run_turn("run it")
+    await session.close()
+    assert turn.text == "exit=SIGTERM"
+    assert len(asked) == 1 and "BASH_ENV=/tmp/x" in asked[0].preview and asked[0].input["env"] == {
+        "BASH_ENV": "/tmp/x"}
+    assert first(seen, "ToolCallError", call_id="terminal-1") or first(seen, "ToolCallResult", call_id="terminal-1")
+
+
+async def test_esc_in_the_dialog_answers_cancelled_and_cancels_the_turn(tmp_path, project):
+    notes = project / "notes.txt"
+    script = {"turns": [[
+        {"ask": {"id": "c1", "title": "Edit notes.txt", "kind": "edit",
+                 "diffs": [{"path": str(notes), "old": "hello", "new": "bye"}]}, "as": "answer"},
+        {"wait_cancel": True}],
+        [{"say": "still here"}]]}
+    session, log = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+    answer_every_request(session, "deny", escaped=True)
+    await session.start()
+    turn = await session.run_turn("edit")
+    again = await session.run_turn("are you there?")
+    await session.close()
+    assert turn.reason == "interrupted" and again.text == "still here"
+    assert logged(log, "asked") == [{"asked": "c1", "answer": "cancelled"}]
+    assert logged(log, "cancel")
+    assert first(seen, "ToolCallError", call_id="c1").code in ("user_denied", "cancelled")
+    assert notes.read_text() == "hello world\n"
+
+
+async def test_interrupting_the_turn_cancels_the_agent_and_its_open_call_gets_a_result(tmp_path, project):
+    script = {"turns": [[
+        {"tool_call": {"id": "c1", "title": "Search", "kind": "search", "status": "in_progress"}},
+        {"wait_cancel": True}],
+        [{"say": "next turn works"}]]}
+    session, log = fixture_session(tmp_path, project, script)
+    seen = recorder(session)
+    await session.start()
+
+    def on_event(event):
+        if event.type == "ToolCallStarted":
+            session.interrupt()
+    session.subscribe(on_event)
+    turn = await session.run_turn("search")
+    again = await session.run_turn("again")
+    await session.close()
+    assert turn.reason == "interrupted" and logged(log, "cancel")
+    assert first(seen, "ToolCallError", call_id="c1").code == "cancelled"
+    assert again.text == "next turn works"
+
+
+async def test_a_plan_is_a_todo_list_and_modes_and_commands_reach_the_session(tmp_path, project):
+    script = {"modes": {"current": "default", "available": [{"id": "default", "name": "Ask"},
+                                                            {"id": "acceptEdits", "name": "Accept edits"},
+                                                            {"id": "yolo", "name": "YOLO"}]},
+              "commands": [{"name": "init", "description": "Write AGENTS.md", "hint": "what to cover"}],
+              "turns": [[{"plan": [{"content": "read", "status": "completed"},
+                                   {"content": "fix", "status": "pending"}]},
+                         {"mode": "acceptEdits"}, {"say": "ok"}]]}
+    session, _ = fixture_session(tmp_path, project, script)
+    seen = recorder(session)
+    await session.start()
+    await session.run_turn("plan")
+    assert session.permission_mode == "acceptEdits"  # the agent's mode of that name moves Vigil's along
+    assert await session.agent.select_mode("yolo")
+    await session.close()
+    plan = next(e for e in seen if e.type == "ToolCallResult" and e.tool == "TodoWrite")
+    assert [(t.content, t.status) for t in plan.display.todos] == [("read", "completed"), ("fix", "pending")]
+    assert [e.mode for e in seen if e.type == "AgentModeChanged"] == ["default", "acceptEdits", "yolo"]
+    commands = first(seen, "AgentCommandsChanged")
+    assert [(c.name, c.hint) for c in commands.commands] == [("init", "what to cover")]
+
+
+async def test_an_agent_that_dies_ends_the_turn_with_its_stderr_and_the_next_turn_starts_it_again(tmp_path, project):
+    script = {"turns": [[{"say": "about to go"}, {"exit": 7, "marker": str(tmp_path / "died")},
+                         {"say": "back"}]]}
+    session, log = fixture_session(tmp_path, project, script)
+    seen = recorder(session)
+    await session.start()
+    turn = await session.run_turn("die")
+    assert turn.reason == "error" and "exited with code 7" in turn.error and "exits on purpose" in turn.error
+    again = await session.run_turn("are you back?")
+    await session.close()
+    assert again.reason == "completed" and again.text.endswith("back")
+    assert first(seen, "Warning", code="agent_exited")
+    assert len(logged(log, "new_session")) == 2
+
+
+async def test_reads_pass_vigils_rules_a_denied_one_is_a_row_and_the_agent_hears_why(tmp_path, project):
+    secret = project / "secret.env"
+    secret.write_text("TOKEN=1\n")
+    (project / ".vigil").mkdir()
+    (project / ".vigil" / "settings.json").write_text('{"permissions": {"deny": ["Read(secret.env)"]}}')
+    script = {"turns": [[
+        {"read": {"path": str(project / "notes.txt")}, "as": "notes"},
+        {"read": {"path": str(secret)}, "as": "secret"},
+        {"report": "notes={notes!r} secret={secret}"}]]}
+    session, _ = fixture_session(tmp_path, project, script)
+    seen = recorder(session)
+    await session.start()
+    turn = await session.run_turn("read")
+    await session.close()
+    assert turn.text.startswith("notes='hello world\\n' secret=ERROR")
+    assert "TOKEN" not in turn.text
+    assert not first(seen, "ToolCallRequested", name="Read", input={"file_path": str(project / "notes.txt")})
+    assert first(seen, "ToolCallError", call_id="read-1").code == "permission_denied"
+
+
+async def test_a_file_changed_since_the_agent_read_it_is_not_overwritten(tmp_path, project):
+    notes = project / "notes.txt"
+    script = {"turns": [[
+        {"read": {"path": str(notes)}, "as": "r"},
+        {"sleep": 0.3},
+        {"write": {"path": str(notes), "content": "agent's version\n"}, "as": "w"},
+        {"report": "w={w}"}]]}
+    session, _ = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+    answer_every_request(session)
+    await session.start()
+    turn = asyncio.ensure_future(session.run_turn("edit"))
+    # the agent read it through Vigil (a baseline); then the user changes it
+    await wait_for(lambda: session.services["file_state"].baseline(str(notes)) is not None, "the agent's read")
+    notes.write_text("the user's edit\n")
+    result = await turn
+    await session.close()
+    assert notes.read_text() == "the user's edit\n"
+    assert result.text.startswith("w=ERROR")
+    assert first(seen, "ToolCallError", call_id="write-1").code == "stale_file_baseline"

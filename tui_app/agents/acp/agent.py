@@ -49,6 +49,8 @@ START_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 30.0
 #: after session/cancel, how long the agent may take to end its turn before it is stopped
 CANCEL_GRACE_S = 15.0
+#: after its connection closed, how long the agent's process may take to be seen exiting
+EXIT_WAIT_S = 5.0
 #: ACP stop reasons in Vigil's words (TurnEnded.reason)
 STOP_REASONS = {"end_turn": "completed", "cancelled": "interrupted", "max_turn_requests": "max_turns",
                 "max_tokens": "error", "refusal": "error"}
@@ -275,6 +277,7 @@ class AcpAgent(ExternalAgent):
             await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():
                 return await self._cancel(task)
+            await self._settle_exit(task)
             return self._outcome(task)
         finally:
             aborted.cancel()
@@ -303,6 +306,14 @@ class AcpAgent(ExternalAgent):
         outcome.reason = "interrupted"
         outcome.error = INTERRUPTED_MESSAGE
         return outcome
+
+    async def _settle_exit(self, task: asyncio.Task[Any]) -> None:
+        """The connection closed under the prompt: wait for the process to exit (briefly), so the
+        turn ends with its exit code and last stderr lines rather than "connection closed"."""
+        if task.cancelled() or not isinstance(task.exception(), ConnectionError) or self.proc is None:
+            return
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.proc.wait()), EXIT_WAIT_S)
 
     def _outcome(self, task: asyncio.Task[Any]) -> TurnOutcome:
         try:

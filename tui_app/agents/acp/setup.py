@@ -48,8 +48,10 @@ class AcpAgentConfig:
 PRESETS: dict[str, AcpAgentConfig] = {
     "claude": AcpAgentConfig(
         "claude", "claude-agent-acp", label="Claude (ACP)", runs_claude_hooks=True, source="preset",
-        # the adapter offers bypassPermissions unless told not to: a supervised session never has it
-        session_meta={"claudeCode": {"options": {"allowDangerouslySkipPermissions": False}}}),
+        # the adapter offers bypassPermissions unless told not to: a supervised session never has it;
+        # prompt suggestions are a model call after every turn that Vigil would not show
+        session_meta={"claudeCode": {"options": {"allowDangerouslySkipPermissions": False,
+                                                 "promptSuggestions": False}}}),
     "codex": AcpAgentConfig("codex", "codex-acp", label="Codex", source="preset"),
     "gemini": AcpAgentConfig("gemini", "gemini", ("--acp",), label="Gemini CLI", source="preset"),
     "opencode": AcpAgentConfig("opencode", "opencode", ("acp",), label="OpenCode", source="preset"),
