@@ -3,7 +3,8 @@
     python tests/acp_fixture_agent.py SCRIPT.json
 
 The script: {"modes": {"current": "auto", "available": [{"id", "name"}…]}, "commands": [{"name",
-"description", "hint"}…], "load": bool, "turns": [[action…]…]}. Each session/prompt plays the next
+"description", "hint"}…], "load": bool (session/load: replays a little history, then goes on from the
+second turn), "turns": [[action…]…]}. Each session/prompt plays the next
 turn's actions in order:
 
   {"say": "text", "message_id": "m1"}      agent_message_chunk(s)
@@ -119,6 +120,8 @@ class FixtureAgent:
                            **kw: Any) -> LoadSessionResponse:
         log({"load_session": {"cwd": cwd, "session_id": session_id}})
         self.session_id = session_id
+        if self.turns:
+            self.turns.pop(0)  # the loaded session played its first turn already
         await self.conn.session_update(self.session_id, acp.update_user_message_text("an old prompt"))
         await self.conn.session_update(self.session_id, acp.update_agent_message_text("an old answer"))
         return LoadSessionResponse(modes=self._modes())

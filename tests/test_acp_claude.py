@@ -7,6 +7,9 @@ rejected one not applied; a turn cancelled while the model is still answering.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from tests.wire_server import Reply, anthropic_events, sse
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 
+ROOT = Path(__file__).parent.parent
 # the fixtures, visible to this module's tests
 claude, cc_home, project, server = cc_kit.claude, cc_kit.cc_home, cc_kit.project, cc_kit.server
 
@@ -129,3 +133,22 @@ async def test_cancel_mid_turn_stops_the_answer_and_the_next_turn_works(tmp_path
     await session.close()
     assert (again.reason, again.text) == ("completed", "Fresh answer.")
     assert first(seen, "TurnEnded").reason == "interrupted"
+
+
+def test_headless_stream_json_through_the_adapter_denies_the_edit_and_lists_it(
+        tmp_path, adapter, claude, project, server):
+    notes = project / "notes.txt"
+    server.queue(
+        cc_reply(text="Changing it.", tool_calls=[tool("toolu_e", "Edit", file_path=str(notes), old_string="hello",
+                                                       new_string="bye")]),
+        cc_reply(text="I could not edit it."))
+    settings = claude_acp_settings(tmp_path, adapter, claude)
+    done = subprocess.run([sys.executable, "-m", "tui_app", "-p", "Change the note.", "--agent", "claude",
+                           "--settings", str(settings), "--output-format", "stream-json"], cwd=project,
+                          capture_output=True, text=True, timeout=180, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    result = lines[-1]
+    assert (result["type"], result["subtype"], result["result"]) == ("result", "success", "I could not edit it.")
+    assert [(d["tool_name"], d["tool_use_id"]) for d in result["permission_denials"]] == [("Edit", "toolu_e")]
+    assert notes.read_text() == "hello world\n"

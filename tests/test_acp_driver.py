@@ -4,11 +4,21 @@ tests/acp_fixture_agent.py (the official SDK's agent side, driven by a script)."
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.acp_kit import agent_log, first, fixture_session, logged, recorder, wait_for
+from tests.acp_kit import agent_log, first, fixture_session, fixture_settings, logged, recorder, wait_for
+from tui_app.assemble import SessionOptions, build_session
+from tui_app.headless.export import transcript_markdown
+from tui_app.headless.replay import replay
+from tui_app.runtime.catalog import list_sessions
+from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 
 
@@ -302,3 +312,65 @@ async def test_a_file_changed_since_the_agent_read_it_is_not_overwritten(tmp_pat
     assert notes.read_text() == "the user's edit\n"
     assert result.text.startswith("w=ERROR")
     assert first(seen, "ToolCallError", call_id="write-1").code == "stale_file_baseline"
+
+
+ROOT = Path(__file__).parent.parent
+
+
+def _vigil(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tui_app", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_headless_stream_json_denies_the_agents_asks_and_lists_them(tmp_path, project):
+    notes = project / "notes.txt"
+    script = {"turns": [[
+        {"say": "Editing."},
+        {"ask": {"id": "c1", "title": "Edit notes.txt", "kind": "edit",
+                 "raw_input": {"file_path": str(notes), "old_string": "hello", "new_string": "bye"},
+                 "diffs": [{"path": str(notes), "old": "hello", "new": "bye"}]}, "as": "a"},
+        {"update": {"id": "c1", "status": "failed", "text": "User refused permission to run tool"}},
+        {"write": {"path": str(notes), "content": "written anyway\n"}, "as": "w"},
+        {"report": "answer={a} write={w}"}]]}
+    settings, log = fixture_settings(tmp_path, script)
+    done = _vigil(["-p", "Change the note.", "--agent", "fixture", "--settings", str(settings),
+                   "--output-format", "stream-json"], project)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[0]["type"] == "system" and lines[0]["subtype"] == "init"
+    result = lines[-1]
+    assert result["type"] == "result" and result["subtype"] == "success"
+    assert result["result"].startswith("answer=reject write=ERROR")
+    assert [(d["tool_name"], d["tool_use_id"]) for d in result["permission_denials"]] == [
+        ("Edit", "c1"), ("Write", "write-1")]
+    uses = [b for line in lines if line["type"] == "assistant" for b in line["message"]["content"]
+            if b["type"] == "tool_use"]
+    assert [(u["id"], u["name"]) for u in uses] == [("c1", "Edit"), ("write-1", "Write")]
+    assert notes.read_text() == "hello world\n"
+    assert logged(log, "asked") == [{"asked": "c1", "answer": "reject"}]
+
+
+async def test_a_resumed_session_loads_the_agents_own_and_replay_and_export_show_it(tmp_path, project):
+    script = {"load": True, "turns": [[{"say": "First answer."}], [{"say": "Second answer."}]]}
+    session, log = fixture_session(tmp_path, project, script)
+    await session.start()
+    await session.run_turn("first")
+    await session.close()
+    settings = tmp_path / "fixture-settings.json"
+    again = build_session(SessionOptions(cwd=str(project), resume=session.id, settings_file=str(settings),
+                                         no_claude_settings=True))
+    seen = recorder(again)
+    await again.start()
+    await again.run_turn("second")
+    await again.close()
+    assert logged(log, "load_session") == [{"load_session": {"cwd": str(project), "session_id": "fixture-session-1"}}]
+    # what the agent replays while loading is already in Vigil's log: it is not told twice
+    assert not [e for e in seen if e.type == "AssistantText" and e.text == "an old answer"]
+    out = io.StringIO()
+    assert replay(session.id, "text", out=out) == 0
+    text = out.getvalue()
+    assert "First answer." in text and "Second answer." in text
+    listed = next(s for s in list_sessions() if s.id == session.id)
+    assert (listed.provider, listed.turns) == ("fixture", 2)
+    markdown = transcript_markdown(read_events(again.log_path).events)
+    assert "First answer." in markdown and "Second answer." in markdown
