@@ -261,6 +261,13 @@ def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | Non
                            resume_id=recorded_agent_session(options.resume) if options.resume else None)
 
 
+def agent_names(settings: dict[str, Any]) -> list[str]:
+    """Every agent `--agent` takes here: Vigil's own, Claude Code's, and the ACP agents."""
+    from tui_app.agents.acp.setup import known_agents
+
+    return ["vigil", *EXTERNAL_AGENTS, *known_agents(settings)]
+
+
 def is_acp_agent(name: str, settings: dict[str, Any] | None) -> bool:
     from tui_app.agents.acp.setup import catalog
 
@@ -306,6 +313,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     relay.target = session.emit
     session.startup_events.extend(settings_events(loaded))
     session.services.update(build_services(options, session.id))
+    session.services["agent_names"] = agent_names(values)  # the palette offers a new session with each
     recorded = None
     if options.resume:
         session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again

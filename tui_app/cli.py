@@ -244,6 +244,10 @@ def run_tui(args: argparse.Namespace, demo: bool) -> int:
             code = app.run()
         finally:
             app.close_runtime()  # whatever ended the app, no child process outlives it
+        agent = getattr(app, "agent_request", None)
+        if agent:  # the palette's "Agent: NAME": a new session in the same directory
+            args.agent, args.resume, demo = agent, None, False
+            continue
         target = getattr(app, "resume_request", None)
         if not target:
             return code or 0

@@ -46,6 +46,26 @@ MODE_HELP = {
 }
 
 
+def agent_commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
+    """The agent's own modes (ACP), and a new session with each agent Vigil can run."""
+    found: list[tuple[str, Callable[[], Any], str]] = []
+    offered = main.agent_modes
+    if offered is not None:
+        for mode in offered.modes:
+            found.append((f"{offered.agent} mode: {mode.name}", partial(main.set_agent_mode, mode.id),
+                          mode.description or "the agent's own mode (shift+tab walks them)"))
+    controls = main.controls
+    names = controls.service("agent_names") if controls is not None and hasattr(controls, "service") else None
+    request = getattr(main.app, "request_agent", None)
+    if names and request is not None:
+        current = main.header.state.agent or "vigil"
+        for name in names:
+            if name != current:
+                found.append((f"Agent: {name}", partial(request, name),
+                              f"close this session and start a new one supervising {name}"))
+    return found
+
+
 def main_screen(provider: Provider) -> MainScreen | None:
     """The main screen (live or a replay) when the palette was opened on it. Over a dialog or
     another screen these commands would act on what is hidden behind it, so only Textual's own
@@ -64,6 +84,7 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
         found.append(("Focus the prompt", partial(main.action_focus, "prompt"), "ctrl+e"))
         found += [(f"/{name}: {label}", partial(run_slash, main, f"/{name}"), help_text)
                   for name, label, help_text in SLASH_PALETTE]
+        found += agent_commands(main)
     replay = getattr(main, "timeline_commands", None)
     if replay is not None:
         found += replay()
