@@ -242,7 +242,7 @@ def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | Non
     if name == "vigil":
         return None
     if name not in EXTERNAL_AGENTS:  # an ACP agent: a preset on PATH or an `agents` entry of the settings
-        from tui_app.agents.acp.setup import UnknownAgent, acp_driver
+        from tui_app.agents.acp.start import UnknownAgent, acp_driver
 
         try:
             return acp_driver(name, settings, command=options.agent_command, model=options.model or "",

@@ -121,25 +121,3 @@ def find_agent(name: str, values: dict[str, Any], which: Callable[[str], str | N
 def known_agents(values: dict[str, Any]) -> list[str]:
     return sorted(catalog(values).agents)
 
-
-class UnknownAgent(Exception):
-    """The name is no agent Vigil can run; the message says which ones it can."""
-
-
-def acp_driver(name: str, values: dict[str, Any], *, command: str | None = None, model: str = "",
-               resume_id: str | None = None) -> Any:
-    """The ACP driver for agent `name` (a preset on PATH or an `agents` entry)."""
-    found = catalog(values)
-    config = found.agents.get(name)
-    if config is None:
-        known = ", ".join(["vigil", "claude-code", *sorted(found.agents)])
-        hint = ""
-        if name in PRESETS:
-            hint = (f"; {PRESETS[name].label} needs `{PRESETS[name].command}` on PATH, or an entry "
-                    f"agents.{name} with its command in the settings")
-        raise UnknownAgent(f"unknown agent {name!r} (known: {known}){hint}")
-    if command:
-        config = replace(config, command=os.path.expanduser(command))
-    from tui_app.agents.acp.agent import AcpAgent
-
-    return AcpAgent(config, model=model, resume_id=resume_id, problems=found.problems)
