@@ -221,7 +221,7 @@ def test_headless_stream_json_with_claude_code(claude, project, server):
     assert [(u["id"], u["name"]) for u in uses] == [("toolu_r", "Read"), ("toolu_e", "Edit")]
     results = {line["message"]["content"][0]["tool_use_id"]: line["message"]["content"][0]
                for line in lines if line["type"] == "user"}
-    assert results["toolu_r"]["is_error"] is False and "hello world" in results["toolu_r"]["content"]
+    assert not results["toolu_r"].get("is_error") and "hello world" in results["toolu_r"]["content"]
     assert results["toolu_e"]["is_error"] is True
     assert (project / "notes.txt").read_text() == "hello world\n"
 

@@ -12,7 +12,6 @@ the runtime thread-safely through `LiveControls`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import os
 import signal
@@ -24,6 +23,7 @@ from typing import Any, ClassVar
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
 
 from tui_app.app.bridge import SessionRunner
 from tui_app.app.commands import VigilCommands
@@ -41,6 +41,10 @@ KEY_HOPS = 8
 #: after SIGTERM, how long the app may take to restore the terminal before the process just ends
 EXIT_GRACE_S = 5.0
 AUTO_PROMPT_DELAY_S = 1.2
+
+
+class PumpNow(Message):
+    """Drain the runtime's events now (a question for the user arrived)."""
 
 
 class VigilApp(App[int]):
@@ -75,6 +79,7 @@ class VigilApp(App[int]):
         #: the palette's "Agent: NAME": a new session with that agent when this app has closed
         self.agent_request: str | None = None
         self._pumping = False
+        #: set once the app runs: a wake before that has nothing to show yet
         self._app_loop: asyncio.AbstractEventLoop | None = None
         if session is not None:
             session.subscribe(self._wake_for_the_user)
@@ -160,10 +165,11 @@ class VigilApp(App[int]):
     def _wake_for_the_user(self, event: Any) -> None:
         """On the runtime thread: a question for the user is shown now, not at the next tick (an
         agent is waiting on it; the pump's period was most of the time to the dialog)."""
-        loop = self._app_loop
-        if loop is not None and event.type in ("PermissionRequested", "UserQuestionAsked"):
-            with contextlib.suppress(RuntimeError):  # the app's loop is closing
-                loop.call_soon_threadsafe(self.call_next, self._pump)
+        if event.type in ("PermissionRequested", "UserQuestionAsked") and self._app_loop is not None:
+            self.post_message(PumpNow())  # thread-safe; handled in the app's own context
+
+    async def on_pump_now(self, _message: PumpNow) -> None:
+        await self._pump()
 
     # ---- keys get their frame at once ------------------------------------------------------
 

@@ -196,8 +196,9 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def set_queue(self, position: int, total: int) -> None:
         """More requests arrived (or were answered) while this one is shown."""
         self.position, self.total = position, total
-        if self.is_mounted:
-            self.query_one("#approval-title", Static).update(self._title())
+        # a dialog still being composed takes the new numbers from `compose`
+        for title in self.query("#approval-title").results(Static):
+            title.update(self._title())
 
     def _set_step(self, step: Literal["choose", "confirm_always", "feedback"]) -> None:
         self.step = step
