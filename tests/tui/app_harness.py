@@ -4,12 +4,10 @@ processes) on its own thread, driven by keys the way a user drives it."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.tui.helpers import screen_text
+from tests.tui.helpers import wait_until
 from tui_app.app.screens.approval import ApprovalScreen
 from tui_app.app.vigil_app import VigilApp
 from tui_app.assemble import SessionOptions, build_session
@@ -76,17 +74,6 @@ class AppUnderTest(VigilApp):
     @property
     def dialog(self) -> ApprovalScreen | None:
         return self.screen if isinstance(self.screen, ApprovalScreen) else None
-
-
-async def wait_until(pilot: Any, condition: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{screen_text(pilot.app)}")
-        await pilot.pause(0.05)
 
 
 async def type_prompt(pilot: Any, text: str) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.segment import Segment
@@ -73,3 +75,14 @@ def style_at(app: App[Any], y: int, x: int) -> Any:
 def style_of(app: App[Any], text: str, offset: int = 0) -> Any:
     y, x = find_text(app, text)
     return style_at(app, y, x + offset)
+
+
+async def wait_until(pilot: Any, condition: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{screen_text(pilot.app)}")
+        await pilot.pause(0.05)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widgets import Markdown
 
-from tests.tui.helpers import click_actions, find_text, screen_text
+from tests.tui.helpers import click_actions, find_text, screen_text, wait_until
 from tests.tui.session_data import CWD, session_events
 from tui_app.runtime.events import (
     AssistantText,
@@ -239,16 +239,16 @@ async def test_thinking_grows_as_it_streams_and_the_whole_block_replaces_it():
         chat = app.query_one(ChatView)
         await chat.apply(TurnStarted(turn_id="t1", prompt="why?"))
         await chat.apply(AssistantThinkingDelta(turn_id="t1", step=1, index=0, text="Perhaps the"))
-        await pilot.pause()
-        assert "Perhaps the" in screen_text(app)
+        await wait_until(pilot, lambda: "Perhaps the" in screen_text(app), "the thinking so far")
         await chat.apply(ModelRetry(turn_id="t1", attempt=2, max_attempts=5, status=529, reason="overloaded",
                                     wait_ms=500))
-        await pilot.pause()
-        assert "Perhaps the" not in screen_text(app) and len(app.query(ThinkingNote)) == 0  # started over
+        await wait_until(pilot, lambda: "Perhaps the" not in screen_text(app), "the note to start over")
+        assert len(app.query(ThinkingNote)) == 0  # started over
         for piece in ("The test ", "expects 2.5.\nmedian ", "returns 3."):
             await chat.apply(AssistantThinkingDelta(turn_id="t1", step=1, index=0, text=piece))
             await pilot.pause()
-        assert "The test expects 2.5." in screen_text(app) and "median returns 3." in screen_text(app)
+        await wait_until(pilot, lambda: "The test expects 2.5." in screen_text(app)
+                         and "median returns 3." in screen_text(app), "the grown thinking")
         await chat.apply(AssistantThinking(turn_id="t1", step=1, index=0, raw={
             "type": "thinking", "thinking": "The test expects 2.5.\nmedian returns 3.\nFix the even case.",
             "signature": "s"}))
