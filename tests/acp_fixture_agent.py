@@ -25,7 +25,7 @@ turn's actions in order:
   {"mode": "id"}                           current_mode_update
   {"commands": [...]}                      available_commands_update
   {"wait_cancel": true}                    wait until session/cancel comes (the turn ends cancelled)
-  {"sleep": seconds} {"stop": "max_tokens"} {"stderr": "text"}
+  {"sleep": seconds} {"stop": "max_tokens"} {"stderr": "text"} {"stdout": "a line that is not JSON"}
   {"exit": code, "marker": path}           the process exits (once: not when the marker file exists)
 
 Every request the client answered is also appended, as JSON lines, to $ACP_FIXTURE_LOG.
@@ -237,6 +237,8 @@ class FixtureAgent:
             sys.stderr.write("fixture agent exits on purpose\n")
             sys.stderr.flush()
             os._exit(a["exit"])
+        elif "stdout" in a:  # a stray line on the protocol's stream (agents that print debug output)
+            os.write(1, (a["stdout"] + "\n").encode())
         elif "stderr" in a:
             sys.stderr.write(a["stderr"] + "\n")
             sys.stderr.flush()

@@ -374,3 +374,17 @@ async def test_a_resumed_session_loads_the_agents_own_and_replay_and_export_show
     assert (listed.provider, listed.turns) == ("fixture", 2)
     markdown = transcript_markdown(read_events(again.log_path).events)
     assert "First answer." in markdown and "Second answer." in markdown
+
+
+async def test_the_sdks_complaints_about_a_stray_line_go_to_a_file_not_the_terminal(tmp_path, project, capfd):
+    script = {"turns": [[{"stdout": "DEBUG: not a protocol line"}, {"say": "fine"}]]}
+    session, _ = fixture_session(tmp_path, project, script)
+    await session.start()
+    turn = await session.run_turn("hi")
+    await session.close()
+    assert turn.text == "fine"
+    from tui_app.runtime.paths import session_dir
+
+    log = session_dir(session.id) / "acp-sdk.log"
+    assert "Error parsing JSON-RPC message" in log.read_text()
+    assert "JSON-RPC" not in capfd.readouterr().err

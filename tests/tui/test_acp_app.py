@@ -15,6 +15,7 @@ from tests.cc_kit import cc_reply, tool
 from tests.real_agents import claude_acp_adapter
 from tests.tui.app_harness import AppUnderTest, started, type_prompt, wait_until
 from tests.tui.helpers import screen_text
+from tui_app.app.commands import commands
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.runtime.display import FileDiffDisplay, FileDiffsDisplay
 from widgets.diff.view import DiffView
@@ -86,6 +87,9 @@ async def test_shift_tab_walks_the_agents_modes_and_its_commands_complete_in_the
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         await wait_until(pilot, lambda: "agent Ask first" in screen_text(app), "the agent's mode in the header")
+        offered = [name for name, _, _ in commands(app.main)]
+        assert {"fixture mode: Auto", "fixture mode: Accept edits", "Agent: vigil", "Agent: claude-code"} <= set(
+            offered) and "Agent: fixture" not in offered  # the palette: the agent's modes, the other agents
         await pilot.press("shift+tab")
         await wait_until(pilot, lambda: "agent Accept edits" in screen_text(app), "the next mode in the header")
         assert "mode acceptEdits" in screen_text(app)  # a mode named like Vigil's moves Vigil's along

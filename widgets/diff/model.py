@@ -14,7 +14,7 @@ from typing import Literal
 
 from tui_app.runtime.display import FileDiffDisplay
 from tui_app.runtime.files.diffing import structured_patch
-from widgets.text.formatting import plural
+from widgets.text.formatting import plural, short_path
 from widgets.text.untrusted import clean
 
 #: "file": the header of one file in a diff of several
@@ -122,7 +122,7 @@ def build_diff(display: FileDiffDisplay, context: int = 3) -> DiffModel:
     return model.finish()
 
 
-def build_diffs(displays: list[FileDiffDisplay], context: int = 3) -> DiffModel:
+def build_diffs(displays: list[FileDiffDisplay], context: int = 3, cwd: str | None = None) -> DiffModel:
     """One model for several files: each file's header, then its hunks; hunks are numbered
     across the files, so hunk navigation walks all of them."""
     model = DiffModel(path=displays[0].path if displays else "", operation="update")
@@ -130,7 +130,7 @@ def build_diffs(displays: list[FileDiffDisplay], context: int = 3) -> DiffModel:
         part = build_diff(display, context)
         header = len(model.lines)
         model.split_rows.append((header, header))
-        text = f"{display.path} ({display.operation})  +{part.added} −{part.removed}"
+        text = f"{short_path(display.path, cwd)} ({display.operation})  +{part.added} −{part.removed}"
         model.lines.append(DiffLine("file", text, -1))
         base_line, base_hunk = len(model.lines), len(model.hunk_starts)
         base_old, base_new = len(model.old_source), len(model.new_source)

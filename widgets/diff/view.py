@@ -109,7 +109,7 @@ class DiffView(ScrollView, can_focus=True):
             self.refresh()
             self._build_in_thread(display, self._generation)
             return
-        model = _model_of(display)
+        model = _model_of(display, self.cwd)
         if len(model.old_source) + len(model.new_source) > SYNC_ROWS:
             # shown at once, plain; the colours follow from a thread
             self._set_model(self._generation, model, None, None)
@@ -129,7 +129,7 @@ class DiffView(ScrollView, can_focus=True):
 
     @work(thread=True, exclusive=True, group="diff-build")
     def _build_in_thread(self, display: FileDiffDisplay | FileDiffsDisplay, generation: int) -> None:
-        model = _model_of(display)
+        model = _model_of(display, self.cwd)
         self.app.call_from_thread(self._set_model, generation, model, None, None)
         self._highlight(model, generation)
 
@@ -374,8 +374,8 @@ class DiffView(ScrollView, can_focus=True):
 
 
 
-def _model_of(display: FileDiffDisplay | FileDiffsDisplay) -> DiffModel:
-    return build_diffs(display.files) if isinstance(display, FileDiffsDisplay) else build_diff(display)
+def _model_of(display: FileDiffDisplay | FileDiffsDisplay, cwd: str | None = None) -> DiffModel:
+    return build_diffs(display.files, cwd=cwd) if isinstance(display, FileDiffsDisplay) else build_diff(display)
 
 
 def highlight_model(model: DiffModel) -> tuple[list[Content], list[Content]]:

@@ -29,6 +29,7 @@ from tui_app.agents.acp.client import VigilClient
 from tui_app.agents.acp.client_calls import ClientCalls
 from tui_app.agents.acp.files import AGENT_READ, AGENT_WRITE, AgentFiles
 from tui_app.agents.acp.permission import PermissionAsker
+from tui_app.agents.acp.sdk_logs import SdkLogRoute, route_sdk_logs, stop_routing
 from tui_app.agents.acp.setup import ASKING_MODES, AcpAgentConfig
 from tui_app.agents.acp.terminals import AgentTerminals
 from tui_app.agents.acp.updates import UpdateTranslator
@@ -89,13 +90,24 @@ class AcpAgent(ExternalAgent):
         self.terminals = AgentTerminals(self)
         self.client_calls = ClientCalls(self, [AGENT_WRITE, AGENT_READ, self.terminals.spec])
         self.client = VigilClient(self)
+        self._sdk_logs: SdkLogRoute | None = None
 
     # ---- the process and the ACP session ---------------------------------------------------
 
     async def astart(self, session: Any) -> None:
+        from tui_app.runtime.paths import session_dir
+
+        self._sdk_logs = route_sdk_logs(session_dir(session.id) / "acp-sdk.log")
         for problem in self.problems:
             session.emit(Warning(code="settings_agents", message=problem))
         await super().astart(session)
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            stop_routing(self._sdk_logs)
+            self._sdk_logs = None
 
     @property
     def connected(self) -> bool:

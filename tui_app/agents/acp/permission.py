@@ -75,7 +75,8 @@ def build_question(call: AcpCall, label: str, cwd: str) -> Question:
             new = change.proposed if change is not None and change.proposed is not None else ""
             parts.append(("Edit", {"file_path": path, "old_string": "", "new_string": new}))
         name = call.tool_name if call.tool_name in FILE_TOOL_NAMES else "Edit"
-        shown = data or ({"file_path": paths[0]} if len(paths) == 1 else {"file_paths": paths})
+        shown = data or ({"file_path": paths[0]} if len(paths) == 1 else {"file_paths": paths,
+                                                                          "description": call.title})
         preview = preview_of(call, changes, label)
         if preview is None:
             what = ", ".join(paths) or "files it does not name"
@@ -154,6 +155,8 @@ class PermissionAsker:
         if verdict.behavior == "allow":
             book.decided_by_vigil(call.call_id, waited)
             self._remember(question)
+            # the answer is on its way and the agent runs the call as soon as it reads it
+            book.start(call.call_id, call.row_input, target=call.target)
             option = pick_option(options, allow=True)
             return selected(option) if option is not None else cancelled()
         book.denied_by_vigil(call.call_id, verdict.phase, verdict.code, verdict.reason)

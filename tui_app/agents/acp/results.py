@@ -67,9 +67,19 @@ def result_display(call: AcpCall, terminal_display: Any = None) -> Display | Non
             return FileDiffsDisplay(files=files)
     text = call.text()
     if call.kind == "execute":
+        text = unfenced(text)
         command = call.command or call.title
         return BashOutputDisplay(command=command, segments=[OutputSegment(stream="stdout", text=text)] if text else [],
                                  total_bytes=len(text.encode("utf-8", "replace")))
     if text:
         return TextDisplay(text=text, title=call.target or None)
     return None
+
+
+def unfenced(text: str) -> str:
+    """A command's output as agents send it for a chat: inside a Markdown fence (the Claude adapter
+    writes ```console … ```); the output view shows the output itself."""
+    lines = text.strip("\n").split("\n")
+    if len(lines) >= 2 and lines[0].startswith("```") and lines[-1].strip() == "```":
+        return "\n".join(lines[1:-1]) + "\n"
+    return text

@@ -99,6 +99,25 @@ class AcpCall:
         return dict(self.raw_input) if isinstance(self.raw_input, dict) else {}
 
     @property
+    def row_input(self) -> dict[str, Any]:
+        """The input the table and the log show: the agent's raw input; when it sent none, what its
+        other words say (the command, the paths, the title)."""
+        data = self.input
+        if data:
+            return data
+        view: dict[str, Any] = {}
+        if self.kind == "execute" and self.command:
+            view["command"] = self.command
+        paths = self.paths
+        if len(paths) == 1:
+            view["file_path"] = paths[0]
+        elif paths:
+            view["file_paths"] = paths
+        if self.title:
+            view["description"] = self.title
+        return view
+
+    @property
     def changes_files(self) -> bool:
         return bool(self.diffs) or self.kind in EDIT_KINDS
 

@@ -153,7 +153,7 @@ class UpdateTranslator:
             step = self._step_for_call()
             self._close_block()
             self.step_has_calls = True
-            self.book.request(call.call_id, call.tool_name, call.input, step, self.next_index)
+            self.book.request(call.call_id, call.tool_name, call.row_input, step, self.next_index)
             self.next_index += 1
         return call
 
@@ -165,9 +165,9 @@ class UpdateTranslator:
         status = update.status
         label = self.agent.label
         if status == "in_progress":
-            book.start(call.call_id, call.input, agent_decision=f"allowed by {label}", target=call.target)
+            book.start(call.call_id, call.row_input, agent_decision=f"allowed by {label}", target=call.target)
         elif status == "completed":
-            book.start(call.call_id, call.input, agent_decision=f"allowed by {label}", target=call.target)
+            book.start(call.call_id, call.row_input, agent_decision=f"allowed by {label}", target=call.target)
             book.finish(call.call_id, call.text(), is_error=False,
                         display=result_display(call, self.agent.terminal_display))
         elif status == "failed":
