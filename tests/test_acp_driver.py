@@ -388,3 +388,21 @@ async def test_the_sdks_complaints_about_a_stray_line_go_to_a_file_not_the_termi
     log = session_dir(session.id) / "acp-sdk.log"
     assert "Error parsing JSON-RPC message" in log.read_text()
     assert "JSON-RPC" not in capfd.readouterr().err
+
+
+async def test_a_write_still_waiting_for_the_user_when_the_turn_is_cancelled_gets_its_result(tmp_path, project):
+    notes = project / "notes.txt"
+    script = {"turns": [[{"write": {"path": str(notes), "content": "x\n"}, "as": "w"}, {"wait_cancel": True}]]}
+    session, log = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+
+    def on_event(event):
+        if event.type == "PermissionRequested":
+            session.interrupt()  # Esc while the dialog is open
+    session.subscribe(on_event)
+    await session.start()
+    turn = await session.run_turn("write")
+    await session.close()
+    assert turn.reason == "interrupted" and notes.read_text() == "hello world\n"
+    assert first(seen, "ToolCallError", call_id="write-1").code == "cancelled"
+    assert logged(log, "write")[0]["got"].startswith("ERROR")

@@ -294,6 +294,7 @@ class AcpAgent(ExternalAgent):
         finally:
             aborted.cancel()
             await self.terminals.stop_turn(self.calls.turn_id)
+            await self.client_calls.end_turn()
             self.approvals.clear()
             self.control = None
             self.aborting = False
@@ -306,6 +307,7 @@ class AcpAgent(ExternalAgent):
             with contextlib.suppress(Exception):
                 await self.conn.cancel(session_id=self.acp_session_id)
         await self.terminals.stop_turn(self.calls.turn_id if self.calls else None)
+        await self.client_calls.end_turn()
         try:
             await asyncio.wait_for(asyncio.shield(task), CANCEL_GRACE_S)
         except (TimeoutError, Exception):

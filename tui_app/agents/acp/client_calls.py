@@ -10,6 +10,7 @@ user approved in the agent's permission request is not asked again (approvals.Ap
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,8 @@ class ClientCalls:
         for spec in specs:
             self.registry.register(spec)
         self._ids = itertools.count(1)
+        #: calls under way (a dialog may be open for one): each gets its result when the turn ends
+        self.running: set[asyncio.Task[Outcome]] = set()
 
     def env(self, turn_id: str | None) -> CallEnv:
         base = self.agent.session.call_env(turn_id)
@@ -65,4 +68,16 @@ class ClientCalls:
         step, index = agent.translator.place()
         agent.session.emit(ToolCallRequested(turn_id=book.turn_id, call_id=call_id, step=step, index=index,
                                              name=name, input=data))
-        return await run_call(ToolCall(call_id, name, data), self.env(book.turn_id))
+        task = asyncio.ensure_future(run_call(ToolCall(call_id, name, data), self.env(book.turn_id)))
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+        return await task
+
+    async def end_turn(self) -> None:
+        """The turn is over (or cancelled): what is still under way is cancelled (the pipeline gives
+        it its result: an open dialog closes, a running command is stopped)."""
+        running = list(self.running)
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)

@@ -244,7 +244,11 @@ class AgentTerminals:
             await self._stop(terminal)
 
     async def _stop(self, terminal: Terminal) -> None:
-        if terminal.run is not None and not terminal.finished.is_set():
+        """End the command (its group) and wait for its row's result. One still waiting for its
+        approval has nothing to stop: the turn's end cancels its call."""
+        if terminal.run is None:
+            return
+        if not terminal.finished.is_set():
             with contextlib.suppress(Exception):
                 await terminal.run.stop(GRACE_S)
         if terminal.task is not None:
@@ -261,6 +265,7 @@ class AgentTerminals:
         for terminal in list(self.by_call.values()):
             if terminal.task is not None and not terminal.task.done():
                 await self._stop(terminal)
+                terminal.task.cancel()
 
     def display(self, terminal_id: str) -> BashOutputDisplay | None:
         terminal = self.by_id.get(terminal_id)
