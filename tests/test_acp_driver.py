@@ -406,3 +406,24 @@ async def test_a_write_still_waiting_for_the_user_when_the_turn_is_cancelled_get
     assert turn.reason == "interrupted" and notes.read_text() == "hello world\n"
     assert first(seen, "ToolCallError", call_id="write-1").code == "cancelled"
     assert logged(log, "write")[0]["got"].startswith("ERROR")
+
+
+async def test_the_users_feedback_on_a_denied_call_goes_with_the_next_prompt(tmp_path, project):
+    notes = project / "notes.txt"
+    script = {"turns": [[{"ask": {"id": "c1", "title": "Edit notes.txt", "kind": "edit",
+                                  "diffs": [{"path": str(notes), "old": "hello", "new": "bye"}]}}],
+                        [{"say": "ok"}]]}
+    session, log = fixture_session(tmp_path, project, script, interactive=True)
+
+    def on_event(event):
+        if event.type == "PermissionRequested":
+            session.broker.answer(event.request_id, ApprovalAnswer("deny", input_sha256=event.input_sha256,
+                                                                   feedback="keep hello, add a line instead"))
+    session.subscribe(on_event)
+    await session.start()
+    await session.run_turn("edit")
+    await session.run_turn("go on")
+    await session.close()
+    prompts = logged(log, "prompt")
+    assert prompts[1]["prompt"][0] == "go on"
+    assert "said: keep hello, add a line instead" in prompts[1]["prompt"][1]

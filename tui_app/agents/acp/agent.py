@@ -41,6 +41,7 @@ from tui_app.runtime.events import (
     AgentConnected,
     AgentMode,
     AgentModeChanged,
+    UserMessage,
     Warning,
 )
 from tui_app.runtime.executor import TurnControl
@@ -82,6 +83,8 @@ class AcpAgent(ExternalAgent):
         self.commands: list[AgentCommand] = []
         self.control: TurnControl | None = None
         self.aborting = False
+        #: the user's words on calls they denied (ACP's answer has no room for them): sent with the next prompt
+        self.feedback: list[str] = []
         self._stopping = False
         self.translator = UpdateTranslator(self)
         self.permissions = PermissionAsker(self)
@@ -282,7 +285,10 @@ class AcpAgent(ExternalAgent):
         self.aborting = False
         self.approvals.clear()
         self.translator.begin_turn()
-        blocks = [text_block(prompt), *[text_block(text) for text in context]]
+        carried, self.feedback = self.feedback, []
+        for note in carried:
+            self.session.emit(UserMessage(turn_id=self.calls.turn_id, text=note, source="hook"))
+        blocks = [text_block(prompt), *[text_block(text) for text in [*context, *carried]]]
         task = asyncio.ensure_future(self.conn.prompt(session_id=self.acp_session_id, prompt=blocks))
         aborted = asyncio.ensure_future(control.aborted.wait())
         try:

@@ -12,7 +12,7 @@ The answer goes back as one of the agent's options: allow → its allow_once (al
 that is all it offers: "always" is a Vigil rule, so Vigil keeps being asked), deny → its
 reject_once, Esc in the dialog → `cancelled` (and the turn is cancelled, as Esc does elsewhere).
 ACP has no way to pass a changed input or a message back: a hook that rewrites the input makes
-the call refused, and the user's feedback stays in Vigil's log.
+the call refused, and the user's feedback on a denial goes with the next prompt.
 """
 
 from __future__ import annotations
@@ -248,6 +248,10 @@ class PermissionAsker:
             await approve(state, decision)
         except CallEnded as ended:
             escaped = bool(getattr(state.answer, "escaped", False))
+            feedback = getattr(state.answer, "feedback", None)
+            if feedback:  # ACP cannot carry it in the answer: it goes with the next prompt
+                agent.feedback.append(f"The user denied your {question.name} call ({state.call.id}) and said: "
+                                      f"{feedback}")
             return Verdict("deny", ended.message, phase=ended.phase, code=ended.code,
                            interrupt=ended.stop_turn or escaped)
         if input_sha256(state.input) != digest:
