@@ -3,9 +3,9 @@
     python tests/acp_fixture_agent.py SCRIPT.json
 
 The script: {"modes": {"current": "auto", "available": [{"id", "name"}…]}, "commands": [{"name",
-"description", "hint"}…], "load": bool (session/load: replays a little history, then goes on from the
-second turn), "turns": [[action…]…]}. Each session/prompt plays the next
-turn's actions in order:
+"description", "hint"}…], "models": [{"value", "name"}…] (a model config option), "load": bool
+(session/load: replays a little history, then goes on from the second turn), "turns": [[action…]…]}.
+Each session/prompt plays the next turn's actions in order:
 
   {"say": "text", "message_id": "m1"}      agent_message_chunk(s)
   {"think": "text"}                        agent_thought_chunk(s)
@@ -56,8 +56,11 @@ from acp.schema import (
     PermissionOption,
     PlanEntry,
     PromptResponse,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TerminalToolCallContent,
     ToolCallLocation,
@@ -86,6 +89,7 @@ class FixtureAgent:
         self.vars: dict[str, Any] = {}
         modes = script.get("modes") or {}
         self.mode = modes.get("current")
+        self.model = (script.get("models") or [{"value": None}])[0]["value"]
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -114,7 +118,22 @@ class FixtureAgent:
         if self.script.get("commands"):
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(
                 self._commands(self.script["commands"])))
-        return NewSessionResponse(session_id=self.session_id, modes=self._modes())
+        return NewSessionResponse(session_id=self.session_id, modes=self._modes(), config_options=self._options())
+
+    def _options(self) -> list[Any] | None:
+        models = self.script.get("models")
+        if not models:
+            return None
+        return [SessionConfigOptionSelect(id="model", name="Model", category="model", type="select",
+                                          current_value=self.model, options=[
+                                              SessionConfigSelectOption(value=m["value"], name=m["name"])
+                                              for m in models])]
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kw: Any) -> Any:
+        log({"set_config_option": {config_id: value}})
+        if config_id == "model":
+            self.model = value
+        return SetSessionConfigOptionResponse(config_options=self._options() or [])
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kw: Any) -> LoadSessionResponse:

@@ -427,3 +427,20 @@ async def test_the_users_feedback_on_a_denied_call_goes_with_the_next_prompt(tmp
     prompts = logged(log, "prompt")
     assert prompts[1]["prompt"][0] == "go on"
     assert "said: keep hello, add a line instead" in prompts[1]["prompt"][1]
+
+
+async def test_model_picks_the_agents_model_option_and_the_header_gets_its_name(tmp_path, project):
+    script = {"models": [{"value": "default", "name": "Default"}, {"value": "fast", "name": "Fast model"}],
+              "turns": [[{"say": "ok"}]]}
+    session, log = fixture_session(tmp_path, project, script, model="fast")
+    seen = recorder(session)
+    await session.start()
+    await session.close()
+    assert logged(log, "set_config_option") == [{"set_config_option": {"model": "fast"}}]
+    assert first(seen, "AgentConnected").model == "Fast model"
+    unknown, _ = fixture_session(tmp_path, project, script, model="huge")
+    said = recorder(unknown)
+    await unknown.start()
+    await unknown.close()
+    warning = first(said, "Warning", code="agent_model_unknown")
+    assert "offers no model 'huge' (it offers default, fast)" in warning.message

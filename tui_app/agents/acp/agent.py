@@ -127,7 +127,7 @@ class AcpAgent(ExternalAgent):
         self.spawn(self._watch_exit(proc, conn))
         try:
             await asyncio.wait_for(self._open_session(conn), START_TIMEOUT_S)
-        except (TimeoutError, Exception) as exc:
+        except Exception as exc:
             said = proc.exit_message() if not proc.alive else f"{self.label} did not start: {_said(exc)}"
             await self._shut(proc, conn)
             raise AgentStartError(said) from None
@@ -163,11 +163,39 @@ class AcpAgent(ExternalAgent):
             self.acp_session_id = response.session_id
         self.agent_session_id = self.acp_session_id
         self._modes_offered(getattr(response, "modes", None))
+        await self._choose_model(conn, getattr(response, "config_options", None) or [])
         info = getattr(self.init, "agent_info", None)
         session.emit(AgentConnected(agent=self.name, version=str(getattr(info, "version", "") or ""),
                                     agent_session_id=self.acp_session_id or "", model=self.model,
                                     pid=self.proc.pid if self.proc else None))
         await self._ask_first()
+
+    async def _choose_model(self, conn: ClientSideConnection, options: list[Any]) -> None:
+        """`--model`: the agent's model option (ACP session config), when it has one; the header
+        shows the model it runs."""
+        found = next((o for o in options if getattr(o, "type", "") == "select"
+                      and (getattr(o, "category", None) == "model" or o.id == "model")), None)
+        if found is None:
+            if self.model:
+                self.session.emit(Warning(code="agent_model_unknown", message=(
+                    f"{self.label} has no model option; --model {self.model} is not passed on")))
+            return
+        choices = [c for item in found.options for c in (getattr(item, "options", None) or [item])]
+        current = found.current_value
+        wanted = self.model
+        if wanted and wanted != current:
+            if wanted in {c.value for c in choices}:
+                try:
+                    await conn.set_config_option(config_id=found.id, session_id=self.acp_session_id, value=wanted)
+                    current = wanted
+                except Exception as exc:
+                    self.session.emit(Warning(code="agent_model_failed", message=(
+                        f"{self.label} did not switch to model {wanted}: {_said(exc)}")))
+            else:
+                offered = ", ".join(c.value for c in choices)
+                self.session.emit(Warning(code="agent_model_unknown", message=(
+                    f"{self.label} offers no model {wanted!r} (it offers {offered}); it runs {current}")))
+        self.model = next((c.name for c in choices if c.value == current), current)
 
     async def _watch_exit(self, proc: AgentProcess, conn: ClientSideConnection) -> None:
         await proc.wait()
@@ -233,7 +261,7 @@ class AcpAgent(ExternalAgent):
         try:
             await asyncio.wait_for(self.conn.set_session_mode(session_id=self.acp_session_id, mode_id=mode_id),
                                    REQUEST_TIMEOUT_S)
-        except (TimeoutError, Exception) as exc:
+        except Exception as exc:
             self.session.emit(Warning(code="agent_mode_failed",
                                       message=f"{self.label} did not switch to mode {mode_id}: {_said(exc)}"))
             return False
@@ -316,7 +344,7 @@ class AcpAgent(ExternalAgent):
         await self.client_calls.end_turn()
         try:
             await asyncio.wait_for(asyncio.shield(task), CANCEL_GRACE_S)
-        except (TimeoutError, Exception):
+        except Exception:
             if not task.done():  # it does not stop: it is stopped, and the next turn starts it again
                 task.cancel()
                 await self.disconnect()
@@ -332,7 +360,7 @@ class AcpAgent(ExternalAgent):
         turn ends with its exit code and last stderr lines rather than "connection closed"."""
         if task.cancelled() or not isinstance(task.exception(), ConnectionError) or self.proc is None:
             return
-        with contextlib.suppress(asyncio.TimeoutError):
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.proc.wait()), EXIT_WAIT_S)
 
     def _outcome(self, task: asyncio.Task[Any]) -> TurnOutcome:
@@ -391,7 +419,7 @@ def _said(exc: BaseException) -> str:
         data = getattr(exc, "data", None)
         detail = data.get("details") if isinstance(data, dict) else None
         text = f"{exc}" + (f" ({detail})" if detail and str(detail) not in str(exc) else "")
-    elif isinstance(exc, asyncio.TimeoutError):
+    elif isinstance(exc, TimeoutError):
         text = "it did not answer in time"
     else:
         text = str(exc) or type(exc).__name__
