@@ -151,3 +151,21 @@ async def test_the_claude_adapters_edit_is_approved_in_vigils_dialog_and_applied
         assert notes.read_text() == "goodbye world\n"
         assert app.states() == {"toolu_edit": "done"}
         await wait_until(pilot, lambda: "The note says goodbye now." in screen_text(app), "the answer on screen")
+
+
+async def test_an_agents_words_in_the_header_and_the_palette_are_text_never_markup(tmp_path, project):
+    hostile = "[@click=app.quit]Ask[/][b]"
+    script = {"modes": {"current": "x", "available": [{"id": "x", "name": hostile,
+                                                       "description": "[/] broken [red]"}]},
+              "turns": []}
+    session, _ = fixture_session(tmp_path, project, script, interactive=True)
+    app = AppUnderTest(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: hostile in screen_text(app), "the mode's name, as written, in the header")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"fixture")
+        await wait_until(pilot, lambda: f"fixture mode: {hostile}" in screen_text(app) and "[/] broken [red]" in
+                         screen_text(app), "the mode, as written, in the palette")
+        assert app.is_running

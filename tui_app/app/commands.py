@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
 
 from tui_app.app.screens.info import memory_lines
 from tui_app.app.screens.main import MODES, TABLE_FILTERS, MainScreen
@@ -119,12 +120,15 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
 
 
 class VigilCommands(Provider):
+    """Entries may carry an agent's words (its mode names): shown as plain text, never as markup
+    (Textual's palette parses a str prompt or help as markup)."""
+
     async def discover(self) -> Hits:
         main = main_screen(self)
         if main is None:
             return
         for name, callback, help_text in commands(main):
-            yield DiscoveryHit(name, callback, help=help_text or None)
+            yield DiscoveryHit(Content(name), callback, text=name, help=Content(help_text) if help_text else None)
 
     async def search(self, query: str) -> Hits:
         main = main_screen(self)
@@ -134,4 +138,16 @@ class VigilCommands(Provider):
         for name, callback, help_text in commands(main):
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text or None)
+                yield Hit(score, plain_highlight(matcher, name), callback, text=name,
+                          help=Content(help_text) if help_text else None)
+
+
+def plain_highlight(matcher: Any, name: str) -> Content:
+    """The matcher's highlight of `name`, on the plain text (its own parses markup)."""
+    content = Content(name)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, name)
+    if score:
+        for offset in offsets:
+            if not name[offset].isspace():
+                content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
