@@ -7,6 +7,7 @@ Claude Code is the pinned npm package (tests/agents), its model the loopback Ant
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 
@@ -27,6 +28,13 @@ def _app(session) -> AppUnderTest:
     return AppUnderTest(session)
 
 
+async def quit_runtime(pilot) -> None:
+    """What ctrl+q does first: Claude Code and everything it started end, the log is closed; the
+    screen takes the last events before the test lets the app go."""
+    await asyncio.to_thread(pilot.app.close_runtime)
+    await wait_until(pilot, lambda: pilot.app.events_of("SessionEnded"), "the session to end", DEADLINE_S)
+
+
 async def test_an_edit_claude_code_asks_about_is_approved_in_vigils_dialog_with_vigils_diff(
         claude, project, server):
     notes = project / "notes.txt"
@@ -45,7 +53,7 @@ async def test_an_edit_claude_code_asks_about_is_approved_in_vigils_dialog_with_
         # the diff Vigil computed against the file on disk, in the dialog's own diff view
         assert isinstance(dialog.request.preview_display, FileDiffDisplay)
         assert (dialog.request.preview_display.added, dialog.request.preview_display.removed) == (1, 1)
-        assert dialog.query(DiffView)
+        await wait_until(pilot, lambda: dialog.query(DiffView), "the diff view in the dialog")
         shown = await wait_until(pilot, lambda: "goodbye world" in screen_text(app) and screen_text(app),
                                  "the diff on screen")
         assert "hello world" in shown
@@ -58,6 +66,7 @@ async def test_an_edit_claude_code_asks_about_is_approved_in_vigils_dialog_with_
         await wait_until(pilot, lambda: "The note says goodbye now." in screen_text(app), "the answer on screen")
         read = next(e for e in app.events_of("PermissionResolved") if e.call_id == "toolu_read")
         assert read.decided_by == "agent"  # Claude Code's own decision, not passed off as Vigil's
+        await quit_runtime(pilot)
     # the session afterwards, replayed from its log without running anything
     out = io.StringIO()
     assert replay(session.id, "text", out=out) == 0
@@ -84,6 +93,7 @@ async def test_a_bash_denied_with_feedback_reaches_the_model_in_its_tool_result(
         await type_prompt(pilot, "use make instead")
         await wait_until(pilot, lambda: app.events_of("TurnEnded"), "the turn to end", DEADLINE_S)
         assert app.states() == {"toolu_bash": "denied"}
+        await quit_runtime(pilot)
     assert not (project / "built.flag").exists()
     text, is_error = tool_results(server.requests[1])["toolu_bash"]
     assert is_error and "use make instead" in text
@@ -118,6 +128,7 @@ async def test_esc_stops_a_long_bash_and_everything_it_started_and_the_next_prom
         assert app.events_of("TurnEnded")[1].reason == "completed"
         assert [e.text for e in app.events_of("AssistantText")] == ["Still here."]
         await wait_until(pilot, lambda: "Still here." in screen_text(app), "the answer on screen")
+        await quit_runtime(pilot)
 
 
 async def test_shift_tab_switches_claude_codes_own_permission_mode(claude, project, server):
@@ -140,3 +151,4 @@ async def test_shift_tab_switches_claude_codes_own_permission_mode(claude, proje
         edit = next(e for e in app.events_of("PermissionResolved") if e.call_id == "toolu_edit")
         # Claude Code did not ask: it was told the mode and allowed the edit by that mode itself
         assert (edit.decided_by, edit.reason) == ("agent", "allowed by Claude Code (its permission mode)")
+        await quit_runtime(pilot)

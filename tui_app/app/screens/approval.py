@@ -148,6 +148,8 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         return isinstance(self.request.preview_display, FileDiffDisplay | FileDiffsDisplay)
 
     def on_mount(self) -> None:
+        if self._answered:  # decided elsewhere before it was even on screen: it is on its way out
+            return
         self._armed_at = self.clock() + self.key_guard_s
         self.query_one("#approval-confirm").display = False
         self.query_one("#approval-feedback").display = False
