@@ -3,14 +3,15 @@ same conversation the live session had."""
 
 from __future__ import annotations
 
+import errno
 import json
-import os
 
 import pytest
 
 from tests.fakes import SAFE, UNSAFE, work_spec
 from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import Script, ScriptedModel
+from tui_app.runtime import eventlog
 from tui_app.runtime import events as ev
 from tui_app.runtime.display import BashOutputDisplay, DiffHunk, FileDiffDisplay, OutputSegment
 from tui_app.runtime.eventlog import EventLogWriter, read_events
@@ -113,15 +114,16 @@ def test_a_torn_last_line_is_skipped_with_a_warning(tmp_path):
     assert read.torn_tail and len(read.warnings) == 1 and "incomplete" in read.warnings[0]
 
 
-def test_writing_after_a_torn_tail_starts_a_fresh_line(tmp_path):
+def test_a_torn_tail_is_cut_off_before_anything_is_appended(tmp_path):
     path = tmp_path / "events.jsonl"
     path.write_bytes(SAMPLES[0].model_dump_json().encode() + b"\n" + b'{"type": "Turn')
     writer = EventLogWriter(path)
+    assert writer.dropped_tail == len(b'{"type": "Turn')
     writer.write(SAMPLES[1])
     writer.close()
     read = read_events(path)
     assert read.events == [SAMPLES[0], SAMPLES[1]]
-    assert len(read.warnings) == 1 and not read.torn_tail
+    assert read.warnings == [] and not read.torn_tail
 
 
 def test_a_garbage_line_in_the_middle_is_skipped_not_fatal(tmp_path):
@@ -133,19 +135,39 @@ def test_a_garbage_line_in_the_middle_is_skipped_not_fatal(tmp_path):
     assert ":2:" in read.warnings[0] and ":3:" in read.warnings[1]
 
 
-def test_a_failing_write_is_reported_and_does_not_corrupt_the_log(tmp_path):
+def test_a_write_that_fails_midway_leaves_whole_lines_and_closes_the_log(tmp_path, monkeypatch):
+    """A fault-injecting write: half a line lands, then the disk is full (the tmpfs version of this
+    is in test_faults_disk.py)."""
     path = tmp_path / "events.jsonl"
     writer = EventLogWriter(path)
     writer.write(SAMPLES[0])
-    real_fd = writer._fd
-    writer._fd = os.open(os.devnull, os.O_RDONLY)  # every write now fails like a full disk
+    real = eventlog._os_write
+    calls = []
+
+    def half_then_full(fd, data):
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real(fd, data[: len(data) // 2])
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)  # the reserve was given back: the note fits
+
+    monkeypatch.setattr(eventlog, "_os_write", half_then_full)
     with pytest.raises(OSError):
         writer.write(SAMPLES[1])
-    os.close(writer._fd)
-    writer._fd = real_fd
-    writer.write(SAMPLES[2])
+    monkeypatch.setattr(eventlog, "_os_write", real)
+    with pytest.raises(OSError):  # closed for good: no event after a hole
+        writer.write(SAMPLES[2])
     writer.close()
-    assert read_events(path).events == [SAMPLES[0], SAMPLES[2]]
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    read = read_events(path)
+    assert not read.warnings
+    assert read.events[0] == SAMPLES[0]
+    note = read.events[-1]
+    assert len(read.events) == 2 and note.type == "Warning" and note.code == "log_write_failed"
+    assert "disk full" in note.message
+    assert eventlog.read_incomplete(path) == "disk full"
 
 
 SCRIPT = {"steps": [

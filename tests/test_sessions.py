@@ -225,7 +225,7 @@ async def test_sessions_lists_every_recorded_session_newest_first(home, tmp_path
     assert listed[1] | {"started": 0} == {
         "id": first.id, "started": 0, "cwd": str(tmp_path), "provider": "scripted", "model": "scripted",
         "first_prompt": "First prompt of the first session", "turns": 2, "status": "completed"}
-    assert (listed[0]["turns"], listed[0]["status"]) == (1, "running or cut short")
+    assert (listed[0]["turns"], listed[0]["status"]) == (1, "cut short")
     assert cli.main(["sessions"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["ID", "STARTED", "TURNS", "STATUS", "MODEL", "CWD", "FIRST", "PROMPT"]

@@ -33,6 +33,15 @@ class SetupError(Exception):
     """A problem with the options or the environment, told to the user in one line."""
 
 
+class SessionBusy(SetupError):
+    """The session to resume is being written by another Vigil (`pid`): it can only be read."""
+
+    def __init__(self, message: str, session_id: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.pid = pid
+
+
 @dataclass
 class SessionOptions:
     cwd: str = field(default_factory=os.getcwd)
@@ -316,7 +325,12 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     session.services["agent_names"] = agent_names(values)  # the palette offers a new session with each
     recorded = None
     if options.resume:
-        session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again
+        from tui_app.runtime.session_lock import SessionInUse
+
+        try:
+            session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again
+        except SessionInUse as exc:
+            raise SessionBusy(str(exc), exc.session_id, exc.pid) from None
         recorded = read_events(session.log_path).events if session.log_path else None
     if driver is None:  # memory, compaction, subagents, slash commands: an external agent has its own
         equip_builtin_agent(session, values, agent_tool=agent_tool, recorded=recorded)

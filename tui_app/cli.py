@@ -29,8 +29,15 @@ class OneLineParser(argparse.ArgumentParser):
     """Bad flags get one line and exit code 2, not a usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"vigil: {message} (see vigil --help)\n")
+        say(f"{message} (see vigil --help)")
         raise SystemExit(2)
+
+
+def say(message: str) -> None:
+    """One line on stderr, made inert for the terminal (messages quote paths, settings, logs)."""
+    from tui_app.runtime.results.sanitize import neutralize
+
+    sys.stderr.write(f"vigil: {neutralize(message)}\n")
 
 
 def _tools_list(value: str) -> list[str]:
@@ -122,7 +129,7 @@ def run_prompt(args: argparse.Namespace) -> int:
     try:
         session = build_session(options_from(args, interactive=False))
     except SetupError as exc:
-        sys.stderr.write(f"vigil: {exc}\n")
+        say(str(exc))
         return 2
     return asyncio.run(run_headless(session, args.prompt, args.output_format or "text"))
 
@@ -135,6 +142,7 @@ def run_demo_headless(args: argparse.Namespace) -> int:
     """The demo in a plain terminal: a fresh copy of the sample project, a readable transcript."""
     from tui_app.assemble import SetupError, build_session
     from tui_app.demo import DEMO_PROMPT, copy_sample_project
+    from tui_app.headless.runner import EXIT_LOG_FAILED
     from tui_app.headless.transcript import print_transcript
 
     project = copy_sample_project()
@@ -148,7 +156,7 @@ def run_demo_headless(args: argparse.Namespace) -> int:
     try:
         session = build_session(options_from(args, interactive=False))
     except SetupError as exc:
-        sys.stderr.write(f"vigil: {exc}\n")
+        say(str(exc))
         return 2
     print(f"Vigil demo: a scripted model works on a fresh copy of a sample project in {project}")
     if lets_the_demo_act:
@@ -164,6 +172,9 @@ def run_demo_headless(args: argparse.Namespace) -> int:
         finally:
             await session.close()
         print(f"\n[{turn.reason}] {turn.steps} model steps · session {session.id}")
+        if session.log_failure is not None:
+            say(f"stopped: the session log could not be written ({session.log_failure})")
+            return EXIT_LOG_FAILED
         return 0 if turn.reason == "completed" else 1
 
     return asyncio.run(go())
@@ -211,7 +222,7 @@ def settings_agent(args: argparse.Namespace) -> Any:
 def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> Any:
     """The TUI app on the demo's fresh sample project, on a resumed session (its log shown first),
     or in the cwd; an exit code when the session cannot be built."""
-    from tui_app.assemble import SetupError, build_session
+    from tui_app.assemble import SessionBusy, SetupError, build_session
     from tui_app.demo import DEMO_PROMPT, copy_sample_project
 
     banner = None
@@ -223,8 +234,12 @@ def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> An
         banner = DEMO_BANNER.format(project=project)
     try:
         session = build_session(options_from(args, interactive=True))
+    except SessionBusy as busy:  # another Vigil writes it: offer to show it read-only instead
+        from tui_app.app.replay_app import ReplayApp
+
+        return ReplayApp(in_use=(busy.session_id, busy.pid))
     except SetupError as exc:
-        sys.stderr.write(f"vigil: {exc}\n")
+        say(str(exc))
         return 2
     from tui_app.app.vigil_app import VigilApp
     from tui_app.runtime.eventlog import read_events
@@ -243,7 +258,9 @@ def run_tui(args: argparse.Namespace, demo: bool) -> int:
         try:
             code = app.run()
         finally:
-            app.close_runtime()  # whatever ended the app, no child process outlives it
+            close = getattr(app, "close_runtime", None)  # a read-only replay has no runtime
+            if close is not None:
+                close()  # whatever ended the app, no child process outlives it
         agent = getattr(app, "agent_request", None)
         if agent:  # the palette's "Agent: NAME": a new session in the same directory
             args.agent, args.resume, demo = agent, None, False
@@ -256,8 +273,7 @@ def run_tui(args: argparse.Namespace, demo: bool) -> int:
 
 def run_sessions(argv: list[str]) -> int:
     """`vigil sessions`: the recorded sessions, newest first."""
-    import json
-
+    from tui_app.headless.terminal import json_line
     from tui_app.runtime.catalog import list_sessions
     from tui_app.runtime.results.sanitize import neutralize
 
@@ -272,14 +288,14 @@ def run_sessions(argv: list[str]) -> int:
     sessions = list_sessions()
     if args.json:
         for s in sessions:
-            print(json.dumps({"id": s.id, "started": s.started, "cwd": s.cwd, "provider": s.provider,
-                              "model": s.model, "first_prompt": s.first_prompt, "turns": s.turns,
-                              "status": s.status}, ensure_ascii=False))
+            print(json_line({"id": s.id, "started": s.started, "cwd": s.cwd, "provider": s.provider,
+                             "model": s.model, "first_prompt": s.first_prompt, "turns": s.turns,
+                             "status": s.status}))
         return 0
     if not sessions:
         from tui_app.runtime.paths import sessions_dir
 
-        print(f"No recorded sessions in {sessions_dir()}")
+        print(f"No recorded sessions in {neutralize(str(sessions_dir()))}")
         return 0
     import time
 
@@ -287,7 +303,7 @@ def run_sessions(argv: list[str]) -> int:
     for s in sessions:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)) if s.started else "?"
         prompt = " ".join(neutralize(s.first_prompt).split())
-        rows.append((s.id, started, str(s.turns), s.status, neutralize(s.model), neutralize(s.cwd),
+        rows.append((s.id, started, str(s.turns), neutralize(s.status), neutralize(s.model), neutralize(s.cwd),
                      prompt if len(prompt) <= 60 else prompt[:59] + "…"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
@@ -313,6 +329,16 @@ def run_replay(argv: list[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return dispatch(argv)
+    except BrokenPipeError:  # `vigil sessions | head -2`: the reader has what it wanted
+        from tui_app.headless.terminal import EXIT_OUTPUT_CLOSED, silence_stdout
+
+        silence_stdout()
+        return EXIT_OUTPUT_CLOSED
+
+
+def dispatch(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "sessions":
         return run_sessions(argv[1:])
@@ -325,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return artifacts_main(argv[1:])
     if argv and argv[0] in SUBCOMMANDS:
-        sys.stderr.write(f"vigil: `{argv[0]}` is not available yet\n")
+        say(f"`{argv[0]}` is not available yet")
         return 2
     args = build_parser().parse_args(argv)
     if args.input_format == "stream-json":  # an Agent SDK drives Vigil over stdin and stdout
@@ -335,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.prompt = sys.stdin.read()  # `… | vigil --output-format json`: the prompt comes on stdin
     if args.prompt is not None:
         if not args.prompt.strip():
-            sys.stderr.write("vigil: the prompt is empty\n")
+            say("the prompt is empty")
             return 2
         with exiting_on_signals():
             return run_prompt(args)
@@ -399,7 +425,11 @@ def exiting_on_signals() -> Iterator[None]:
         yield  # `main` called from a thread (an embedding program): its signals are not ours
         return
 
+    from tui_app.runtime import shutdown
+
     def stop(number: int, _frame: object) -> None:
+        # bounded: short graces for the children, and a hard deadline should anything hang
+        shutdown.begin(report=sys.stderr)
         raise SystemExit(128 + number)
 
     numbers = (signal.SIGTERM, signal.SIGHUP)
@@ -411,3 +441,6 @@ def exiting_on_signals() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        # after a signal the deadline stays armed: the interpreter's own exit (joining threads)
+        # is one more place a stuck thread could hold the process
+

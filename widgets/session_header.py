@@ -24,6 +24,7 @@ from tui_app.runtime.events import (
     TurnStarted,
     UserQuestionAnswered,
     UserQuestionAsked,
+    Warning,
 )
 from widgets.text.formatting import tilde
 from widgets.text.line_render import load_css
@@ -65,6 +66,8 @@ class HeaderState:
     resumed: bool = False
     #: shown before the session id ("demo", "replay")
     tag: str = ""
+    #: why the session log stopped being written ("disk full"), shown until the app ends
+    log_failure: str = ""
 
     def apply(self, event: Any) -> bool:
         """Fold one event in; True when the header should be redrawn."""
@@ -96,6 +99,8 @@ class HeaderState:
         elif isinstance(event, SessionEnded):
             self.ended = True
             self.running = False
+        elif isinstance(event, Warning) and event.code == "log_write_failed":
+            self.log_failure = str(event.detail.get("reason") or "write failed")
         else:
             return False
         return True
@@ -103,6 +108,8 @@ class HeaderState:
     def content(self, cwd_label: str | None = None) -> Content:
         sep = (" · ", "$foreground 60%")
         parts: list[Any] = [(" Vigil ", "bold $text-primary")]
+        if self.log_failure:  # first: the one thing that must not be cut off
+            parts += [(f"⚠ LOG NOT SAVED ({one_line(self.log_failure, 40)}) ", "bold $text-error")]
         if self.tag:
             parts += [(f"[{self.tag}] ", "bold $text-warning")]
         parts += [(one_line(self.session_id or "starting…", 40), "$foreground 80%"), sep]

@@ -97,7 +97,8 @@ async def test_mcp_servers_shows_status_and_stderr_and_reconnects_a_dead_server(
     session = build_session(SessionOptions(cwd=str(project), script=str(script), mcp_config=[str(config)],
                                            interactive=True))
     app = AppUnderTest(session)
-    async with app.run_test(size=(150, 40)) as pilot:
+    # wide enough for the whole log path in the title (a pytest temp path grows with its run number)
+    async with app.run_test(size=(240, 40)) as pilot:
         await started(pilot)
         await wait_until(pilot, lambda: (state / "server-pid").exists(), "the server to start", timeout=30)
         first_pid = int((state / "server-pid").read_text())

@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tui_app.runtime.paths import sessions_dir
+from tui_app.runtime.results.sanitize import neutralize
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"vigil artifacts: {message}\n")
+        sys.stderr.write(f"vigil artifacts: {neutralize(message)}\n")
         raise SystemExit(2)
 
 
@@ -70,7 +71,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         session = find_session(args.target, sessions_dir())
     except LookupError as exc:
-        sys.stderr.write(f"vigil artifacts: {exc}\n")
+        sys.stderr.write(f"vigil artifacts: {neutralize(str(exc))}\n")
         return 1 if args.target is None else 2
     ArtifactBrowserApp(session_id=session.name, directory=session / "artifacts", follow=args.follow).run()
     return 0

@@ -24,10 +24,12 @@ class ReplayApp(App[int]):
     COMMANDS: ClassVar = App.COMMANDS | {VigilCommands}
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", priority=True)]
 
-    def __init__(self, screen: ReplayScreen | None = None) -> None:
-        """With a replay screen, that session; without, the session browser first."""
+    def __init__(self, screen: ReplayScreen | None = None, *, in_use: tuple[str, int | None] | None = None) -> None:
+        """With a replay screen, that session; without, the session browser first. `in_use`: a
+        session another Vigil writes (id, pid), offered read-only before anything else."""
         super().__init__()
         self.first = screen
+        self.in_use = in_use
         theme = pick_theme()
         if theme in self.available_themes:
             self.theme = theme
@@ -41,10 +43,23 @@ class ReplayApp(App[int]):
         return None
 
     async def on_mount(self) -> None:
-        if self.first is not None:
+        if self.in_use is not None:
+            self.offer_read_only(*self.in_use)
+        elif self.first is not None:
             await self.push_screen(self.first)
         else:
             self.browse()
+
+    def offer_read_only(self, session_id: str, pid: int | None) -> None:
+        from tui_app.app.screens.session_in_use import SessionInUseScreen
+
+        def answered(read_only: bool | None) -> None:
+            if not read_only:
+                self.exit(0)
+                return
+            self.run_worker(open_replay(self, session_id), group="open-replay")
+
+        self.push_screen(SessionInUseScreen(session_id, pid), answered)
 
     def browse(self) -> None:
         """The session browser; Esc there quits, a session chosen opens over a new browser, so
@@ -69,7 +84,9 @@ def run_replay_tui(session_id: str | None) -> int:
         try:
             events, note = read_log(session_id)
         except ReplayLoadError as exc:
-            sys.stderr.write(f"vigil: {exc} (see `vigil sessions`)\n")
+            from tui_app.runtime.results.sanitize import neutralize
+
+            sys.stderr.write(f"vigil: {neutralize(str(exc))} (see `vigil sessions`)\n")
             return 2
         screen = ReplayScreen(session_id, events, note=note)
     return ReplayApp(screen).run() or 0

@@ -255,7 +255,11 @@ class VigilApp(App[int]):
                 pass
 
     def _on_signal(self, number: int) -> None:
-        # killed or hung up: the children go first, then the app
+        # killed or hung up: the children go first (with short graces), then the app; a hard
+        # deadline ends the process should anything of that hang
+        from tui_app.runtime import shutdown
+
+        shutdown.begin()
         self.close_runtime()
         code = 128 + number
         if number == signal.SIGHUP:

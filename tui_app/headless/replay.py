@@ -51,11 +51,12 @@ def replay(session_id: str, fmt: OutputFormat = "text", out: IO[str] | None = No
     out, err = out or sys.stdout, err or sys.stderr
     path = events_path(session_id) if valid_session_id(session_id) else None
     if path is None or not path.is_file():
-        err.write(f"vigil: no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)\n")
+        err.write(neutralize(f"vigil: no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
+                  + "\n")
         return 2
     read = read_events(path)
     for warning in read.warnings:
-        err.write(f"vigil: {warning}\n")
+        err.write(f"vigil: {neutralize(warning)}\n")
     printer = _stream_json if fmt == "stream-json" else _text
     printer(session_id, read.events, out)
     return 0

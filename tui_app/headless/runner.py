@@ -1,20 +1,52 @@
-"""Headless runs (`vigil -p`): one turn, printed as text, json, stream-json or raw events."""
+"""Headless runs (`vigil -p`): one turn, printed as text, json, stream-json or raw events.
+
+What a person must know reaches stderr in every format (the `events` format carries it in-band
+too): a session log that could not be written ends the run with a non-zero exit, and an output
+that could not be saved whole says so. The final text is neutralised before it reaches a
+terminal: a model's escape sequences never retitle or clear the user's screen.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import IO
+from typing import IO, Any
 
 from tui_app.agents.slash_commands import expand_prompt
 from tui_app.headless.stream_json import OutputFormat, Transcript
+from tui_app.headless.terminal import EXIT_OUTPUT_CLOSED
+from tui_app.runtime.eventlog import LOG_FAILED_CODE
+from tui_app.runtime.events import Warning
+from tui_app.runtime.results.sanitize import neutralize
 from tui_app.runtime.session import Session
 
+#: the exit code of a run whose session log could not be written
+EXIT_LOG_FAILED = 3
+#: warnings a headless user hears about on stderr whatever the output format
+STDERR_WARNINGS = frozenset({LOG_FAILED_CODE, "artifact_fallback"})
 
-async def run_headless(session: Session, prompt: str, fmt: OutputFormat, out: IO[str] | None = None) -> int:
+
+def stderr_warnings(fmt: OutputFormat, err: IO[str]) -> Any:
+    def on_event(event: Any) -> None:
+        if isinstance(event, Warning) and event.code in STDERR_WARNINGS:
+            try:
+                err.write(f"vigil: warning: {neutralize(event.message)}\n")
+                err.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # nobody to tell: the log still holds the warning
+
+    return on_event
+
+
+async def run_headless(session: Session, prompt: str, fmt: OutputFormat, out: IO[str] | None = None,
+                       err: IO[str] | None = None) -> int:
     out = out or sys.stdout
+    err = err or sys.stderr
     transcript = Transcript(session, fmt, out)
+    # nobody reads the run any more: it stops (its children with it) rather than go on unseen
+    transcript.on_closed = lambda: session.interrupt("output closed")
     session.subscribe(transcript.on_event)
+    session.subscribe(stderr_warnings(fmt, err))
     began = time.perf_counter()
     commands = session.services.get("slash_commands")
     if commands is not None:  # `-p "/review src"` runs the custom command's prompt
@@ -22,15 +54,27 @@ async def run_headless(session: Session, prompt: str, fmt: OutputFormat, out: IO
     await session.start()
     transcript.init_line()
     try:
+        if transcript.closed:
+            await session.close("output closed")
+            return EXIT_OUTPUT_CLOSED
         turn = await session.run_turn(prompt)
     finally:
-        await session.close()
+        if session.log is not None:  # not closed above
+            await session.close()
+    if session.log_failure is not None and turn.reason != "error":
+        turn.reason = "error"
+        turn.error = f"the session log could not be written ({session.log_failure})"
+    if transcript.closed:
+        return EXIT_OUTPUT_CLOSED
     result = transcript.result_object(turn, int((time.perf_counter() - began) * 1000))
     if fmt in ("stream-json", "json"):
         transcript.write(result)
     elif fmt == "text":
         if turn.text:
-            out.write(turn.text.rstrip("\n") + "\n")
-        if result["is_error"]:
-            sys.stderr.write(f"vigil: {result['errors'][0]}\n")
+            out.write(neutralize(turn.text).rstrip("\n") + "\n")
+        if result["is_error"] and session.log_failure is None:
+            err.write(f"vigil: {neutralize(str(result['errors'][0]))}\n")
+    if session.log_failure is not None:
+        err.write(f"vigil: stopped: the session log could not be written ({session.log_failure})\n")
+        return EXIT_LOG_FAILED
     return 1 if result["is_error"] else 0

@@ -11,15 +11,16 @@ fields are required, and tests run the Python SDK's parser over every line.
 
 from __future__ import annotations
 
-import json
 import secrets
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
 from tui_app.headless.partial_events import PartialStream
+from tui_app.headless.terminal import json_line, terminal_safe_json
 from tui_app.headless.usage_report import UsageReport, anthropic_usage
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.events import (
@@ -134,6 +135,10 @@ class Transcript:
     parent_tool_use_id: str | None = None
     subagents: dict[str, Transcript] = field(default_factory=dict)
 
+    #: the reader closed our output (`| head -1`): nothing more is written, `on_closed` is told once
+    closed: bool = False
+    on_closed: Callable[[], None] | None = None
+
     def __post_init__(self) -> None:
         model = self.session.model
         self._usage = UsageReport(getattr(model, "provider", ""), getattr(model, "base_url", None))
@@ -141,8 +146,18 @@ class Transcript:
             self._stream = PartialStream(self._stream_line)
 
     def write(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        self.out.flush()
+        self._put(json_line(obj) + "\n")
+
+    def _put(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.out.write(line)
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            if self.on_closed is not None:
+                self.on_closed()
 
     def line(self, obj: dict[str, Any]) -> None:
         """A stream-json line (nothing in the other formats), stamped like Claude Code's."""
@@ -165,7 +180,7 @@ class Transcript:
     def on_event(self, event: Any) -> None:
         if self.fmt == "events":
             if not event.ephemeral:
-                self.out.write(event.model_dump_json() + "\n")
+                self._put(terminal_safe_json(event.model_dump_json()) + "\n")
             return
         agent_id = getattr(event, "agent_id", None)
         if agent_id is not None and self.parent_tool_use_id is None:

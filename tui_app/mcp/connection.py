@@ -290,7 +290,11 @@ class McpConnection:
         if config.transport == "stdio":
             from mcp import StdioServerParameters, stdio_client
 
-            params = StdioServerParameters(command=config.command, args=list(config.args), env=dict(config.env),
+            from tui_app.runtime.reaper import token_env
+
+            # the SDK passes only a few variables on: the reaper's token goes explicitly
+            params = StdioServerParameters(command=config.command, args=list(config.args),
+                                           env={**token_env(), **config.env},
                                            cwd=config.cwd, encoding_error_handler="replace")
             return stdio_client(params, errlog=errlog)
         if config.transport == "sse":

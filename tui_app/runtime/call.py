@@ -48,6 +48,8 @@ class CallEnv:
     transcript_path: str = ""
     turn_id: str | None = None
     runtime_default_timeout_ms: int = RUNTIME_DEFAULT_TIMEOUT_MS
+    #: False once the session's log failed: no tool is started that could not be recorded
+    can_record: Callable[[], bool] = lambda: True
 
     @property
     def artifacts(self) -> ArtifactSink | None:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from tui_app.runtime.eventlog import read_incomplete
 from tui_app.runtime.events import parse_event
 from tui_app.runtime.paths import sessions_dir
+from tui_app.runtime.session_lock import holder
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _WANTED = (b'"type":"SessionStarted"', b'"type":"TurnStarted"', b'"type":"TurnEnded"',
@@ -36,9 +38,12 @@ class SessionSummary:
     model: str = ""
     first_prompt: str = ""
     turns: int = 0
-    #: the last turn's end (completed, error, interrupted …), `running or cut short` when a turn
-    #: started and never ended, `no turns`, or `unreadable`
+    #: the last turn's end (completed, error, interrupted …), `running` while a Vigil writes it,
+    #: `cut short` when a turn started and never ended (a crash), `log incomplete: disk full` when
+    #: its log could not be written, `no turns`, or `unreadable`
     status: str = "no turns"
+    #: the process writing it now, when one is
+    writer_pid: int | None = None
 
 
 def summarize(session_id: str, path: Path) -> SessionSummary:
@@ -69,9 +74,15 @@ def summarize(session_id: str, path: Path) -> SessionSummary:
             prompt = prompt or event.prompt
         elif event.type == "TurnEnded":
             open_turn, status = False, event.reason
-    if open_turn:
-        status = "running or cut short"
-    return SessionSummary(session_id, path, started, cwd, provider, model, prompt, turns, status)
+    writer = holder(path)
+    incomplete = read_incomplete(path)
+    if incomplete is not None:
+        status = f"log incomplete: {incomplete}"
+    elif writer is not None:
+        status = "running"
+    elif open_turn:
+        status = "cut short"
+    return SessionSummary(session_id, path, started, cwd, provider, model, prompt, turns, status, writer)
 
 
 def list_sessions(root: Path | None = None) -> list[SessionSummary]:

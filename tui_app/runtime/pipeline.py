@@ -59,6 +59,8 @@ from tui_app.runtime.timeouts import (
     resolve_timeout,
 )
 
+LOG_FAILED_MESSAGE = "Not run: the session log cannot be written, so no further tool is started."
+
 # ---- the whole call ------------------------------------------------------------------------------
 
 async def run_call(call: ToolCall, env: CallEnv, group: int = 0) -> Outcome:
@@ -147,13 +149,17 @@ def start(state: CallState) -> None:
         raise CallEnded("permission", "permission_denied",
                         "The input changed after it was approved; it was not run (approve A, run B is refused).")
     timeout = resolve_timeout(spec, state.input, env.runtime_default_timeout_ms)
-    state.started = True
-    state.exec_started = time.perf_counter()
+    if not env.can_record():
+        raise CallEnded("cancel", "aborted_before_dispatch", LOG_FAILED_MESSAGE)
     env.emit(ToolCallStarted(
         turn_id=env.turn_id, call_id=state.call.id, tool=spec.name, input=state.input,
         target=spec.target(state.input), flags=state.flags,
         timeout_ms=timeout.limit_ms if timeout else None, group=state.group,
     ))
+    if not env.can_record():  # the start itself could not be recorded: the tool does not run
+        raise CallEnded("cancel", "aborted_before_dispatch", LOG_FAILED_MESSAGE)
+    state.started = True
+    state.exec_started = time.perf_counter()
     progress = ProgressSink(_progress_emitter(state))
     state.ctx = make_context(state, progress)
     state.ctx.timeout_ms = timeout.limit_ms if timeout else None

@@ -26,6 +26,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tui_app.runtime import shutdown
+from tui_app.runtime.reaper import unwatch_group, watch_group
+
 PROC = "/proc"
 POLL_S = 0.02
 #: after KILL, how long to wait for the kernel to finish (a process in uninterruptible sleep)
@@ -180,9 +183,10 @@ async def terminate(pgid: int | None, pids: Iterable[int] = (), grace_s: float =
     Returns the processes that outlived KILL (empty unless something is stuck in the kernel)."""
     pids = set(pids)
     _signal(pgid, pids, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
+    began = time.monotonic()
     while _survivors(pgid, pids):
-        if time.monotonic() >= deadline:
+        # looked up each time: a shutdown (SIGTERM to Vigil) that begins meanwhile shortens it
+        if time.monotonic() - began >= shutdown.grace(grace_s):
             break
         await asyncio.sleep(POLL_S)
     else:
@@ -205,6 +209,7 @@ _registered = False
 
 def track(pgid: int) -> None:
     global _registered
+    watch_group(pgid)  # the reaper ends the group should Vigil die without a word (kill -9)
     with _lock:
         _live.setdefault(pgid, set())
         if not _registered:
@@ -220,6 +225,7 @@ def track_extra(pgid: int, pids: Iterable[int]) -> None:
 def untrack(pgid: int) -> None:
     with _lock:
         _live.pop(pgid, None)
+    unwatch_group(pgid)
 
 
 def tracked() -> dict[int, set[int]]:

@@ -19,9 +19,10 @@ from typing import Any
 
 from tui_app.runtime.agent import AgentDriver, TurnResult, TurnRunner
 from tui_app.runtime.conversation import ConversationBuilder
-from tui_app.runtime.eventlog import EventLogWriter, read_events
+from tui_app.runtime.eventlog import LOG_FAILED_CODE, EventLogWriter, failure_reason, read_events
 from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
+from tui_app.runtime.files.atomic import sweep_interrupted_writes
 from tui_app.runtime.hooks.runner import HookRunner, NoHooks
 from tui_app.runtime.messages import ToolDefinition
 from tui_app.runtime.model import ModelClient
@@ -29,8 +30,10 @@ from tui_app.runtime.paths import events_path
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import ModePolicy, PermissionPolicy
 from tui_app.runtime.pipeline import CallEnv
+from tui_app.runtime.reaper import ensure_reaper
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.scheduler import max_concurrency_from_env
+from tui_app.runtime.session_lock import SessionLock
 
 Subscriber = Callable[[Any], None]
 
@@ -92,6 +95,9 @@ class Session:
         self._turns = 0
         self._lock = threading.Lock()
         self.log_errors = 0
+        #: why the log stopped being written (disk full …): the session then starts no more tools
+        self.log_failure: str | None = None
+        self.lock = SessionLock(self.log_path, self.id) if self.log_path is not None else None
         self._resume_warnings: list[str] | None = None
 
     # ---- events -------------------------------------------------------------------------------
@@ -120,11 +126,27 @@ class Session:
             self.log.write(event)
         except OSError as exc:
             self.log_errors += 1
-            if self.log_errors == 1:  # say it once, to the screen only (the log is what failed)
-                warning = Warning(seq=self._seq, session_id=self.id, ts=time.time(), code="log_write_failed",
-                                  message=f"Could not write the session log: {exc}")
-                for subscriber in tuple(self._subscribers):
-                    subscriber(warning)
+            if self.log_failure is None:
+                self._log_failed(exc)
+
+    def _log_failed(self, exc: OSError) -> None:
+        """The log is the product: without it nothing that happens can be replayed or resumed, so
+        the turn stops (running calls are cancelled, no further one starts) and every screen says
+        so. The warning goes to subscribers only: the log is what failed."""
+        self.log_failure = failure_reason(exc)
+        last = self.log.last_seq if self.log is not None else 0
+        message = (f"The session log could not be written ({self.log_failure}: {exc.strerror or exc}). It ends at "
+                   f"event {last}; no further tool is started. Free some space, then continue with "
+                   f"`vigil --resume {self.id}`.")
+        warning = Warning(seq=self._seq, session_id=self.id, ts=time.time(), code=LOG_FAILED_CODE, message=message,
+                          detail={"reason": self.log_failure, "last_seq": last, "log": str(self.log_path or "")})
+        for subscriber in tuple(self._subscribers):
+            subscriber(warning)
+        self.interrupt(LOG_FAILED_CODE)
+
+    def can_record(self) -> bool:
+        """False once the log failed: the pipeline starts no tool it could not record."""
+        return self.log_failure is None
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
@@ -144,7 +166,7 @@ class Session:
         return CallEnv(
             session_id=self.id, cwd=self.cwd, registry=self.registry, policy=self.policy, hooks=self.hooks,
             broker=self.broker, emit=self.emit, services=self.services,
-            transcript_path=str(self.log_path or ""), turn_id=turn_id,
+            transcript_path=str(self.log_path or ""), turn_id=turn_id, can_record=self.can_record,
         )
 
     def hook_session_info(self) -> dict[str, Any]:
@@ -156,8 +178,10 @@ class Session:
         return self._step
 
     def resume_from_log(self) -> list[str]:
-        """Load an existing log: the conversation and counters continue where it ended."""
+        """Load an existing log: the conversation and counters continue where it ended. Takes the
+        session's lock first (SessionInUse when another process writes it)."""
         assert self.log_path is not None
+        self.claim()
         read = read_events(self.log_path)
         for event in read.events:
             self.conversation.feed(event)
@@ -172,10 +196,21 @@ class Session:
         self._resume_warnings = list(read.warnings)
         return read.warnings
 
+    def claim(self) -> None:
+        """Become the session's only writer (raises SessionInUse naming the holder)."""
+        if self.lock is not None:
+            self.lock.acquire()
+
     async def start(self, *, resumed: bool = False, title: str | None = None) -> None:
         self._loop = asyncio.get_running_loop()
+        ensure_reaper()  # before any child starts: whatever the session spawns dies with this process
         if self.log_path is not None:
-            self.log = EventLogWriter(self.log_path)
+            self.claim()
+            try:
+                self.log = EventLogWriter(self.log_path)
+            except OSError as exc:  # not even the file could be opened: nothing can be recorded
+                self.log_errors += 1
+                self._log_failed(exc)
         resumed = resumed or self._resume_warnings is not None
         self.emit(SessionStarted(cwd=self.cwd, provider=self.provider_name, model=self.model_name,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
@@ -183,6 +218,10 @@ class Session:
                                  agent=self.driver.name if self.driver is not None else None))
         for message in self._resume_warnings or ():
             self.emit(Warning(code="log_line_skipped", message=message))
+        for temp in sweep_interrupted_writes():
+            self.emit(Warning(code="interrupted_write_cleaned", message=(
+                f"Removed {temp}: the temporary file of a write that an earlier Vigil did not finish "
+                "(it was killed mid-write). The file it was meant to replace was left as it was.")))
         for event in self.startup_events:
             self.emit(event)
         await self._start_services()
@@ -216,6 +255,9 @@ class Session:
     async def run_turn(self, prompt: str) -> TurnResult:
         if self._control is not None:
             raise RuntimeError("a turn is already running")
+        if self.log_failure is not None:
+            return TurnResult(turn_id=f"turn-{self._turns + 1}", reason="error",
+                              error=f"The session log cannot be written ({self.log_failure}), so no turn is run.")
         self._turns += 1
         control = self._control = TurnControl()
         try:
@@ -253,6 +295,8 @@ class Session:
             if self.log is not None:
                 self.log.close()
                 self.log = None
+            if self.lock is not None:
+                self.lock.release()
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -4,6 +4,7 @@ and one way to tell text from binary."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import unicodedata
@@ -88,12 +89,23 @@ def resolve_file_path_input(key: str) -> InputResolver:
     return resolve
 
 
+#: how long a cancelled call waits for its thread to notice `stop` (work checks it far more often)
+STOP_WAIT_S = 2.0
+
+
 async def run_stoppable(work: Callable[..., T], *args: Any) -> T:
     """Run blocking `work(*args, stop)` in a thread. A thread cannot be cancelled, so when this
-    call is (timeout, interrupt) `stop` is set and `work` is expected to check it and return."""
+    call is (timeout, interrupt) `stop` is set, `work` is expected to check it often and return,
+    and the cancel completes once it has: a cancelled call leaves no work burning a core."""
     stop = threading.Event()
+    future = asyncio.ensure_future(asyncio.to_thread(work, *args, stop))
     try:
-        return await asyncio.to_thread(work, *args, stop)
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        stop.set()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait({future}, timeout=STOP_WAIT_S)
+        raise
     finally:
         stop.set()
 

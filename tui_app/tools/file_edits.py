@@ -9,9 +9,7 @@ with LF (what the model saw through Read) and written back with CRLF.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import Any, Literal
 
 from tui_app.runtime.contract import ApprovalPreview, RawResult, ToolContext, ToolFailure
 from tui_app.runtime.files.access import FileAccess
+from tui_app.runtime.files.atomic import write_atomically
 from tui_app.runtime.files.diffing import Patch, display_safe, file_diff_display, structured_patch, unified_diff_text
 from tui_app.runtime.files.state import FileState, absolute_path, sha256_hex, stale
 
@@ -163,32 +162,6 @@ def creates_file(edits: Sequence[Replacement]) -> bool:
 
 # ---- the write -----------------------------------------------------------------------------------
 
-def write_atomically(path: str, data: bytes, mode: int | None) -> int:
-    """Temp file in the same directory, fsync, rename over the target (a symlink keeps pointing
-    at its file, which is what changes). Keeps the file's mode. Returns the new mtime_ns."""
-    target = os.path.realpath(path)
-    directory = os.path.dirname(target)
-    os.makedirs(directory, exist_ok=True)
-    temp = os.path.join(directory, f".{os.path.basename(target)}.vigil-{secrets.token_hex(4)}.tmp")
-    # a new file gets 0o666 less the umask, like any editor's; an existing one keeps its mode
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                 0o666 if mode is None else 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if mode is not None:
-                os.fchmod(handle.fileno(), stat.S_IMODE(mode))
-            os.fsync(handle.fileno())
-            mtime_ns = os.fstat(handle.fileno()).st_mtime_ns
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return mtime_ns
-
-
 def write_through(access: FileAccess | None, path: str, data: bytes, mode: int | None) -> int:
     """Write through the client that holds the file (an editor over ACP) when it takes the write,
     else atomically to the disk. Returns the new mtime_ns (0 when the client has not saved it)."""
@@ -224,10 +197,15 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
                 f"File does not exist: {path}")
         check_unchanged_since_preview(fs, call_id, path, current)
         old_text, new_text = transform(current)
-        operation: Operation = "create" if current.data is None else "update"
-        data = encode(new_text)
-        if data != current.data:
-            fs.record_write(path, data, write_through(access, path, data, current.mode))
+        exists, mode = current.data is not None, current.mode
+        # the old bytes go before the new ones are made: an Edit holds at most two texts and one
+        # set of bytes at a time (≤ 4× the file), and the diff looks only at what changed
+        del current
+        if not exists or new_text != old_text:
+            data = encode(new_text)
+            fs.record_write(path, data, write_through(access, path, data, mode))
+            del data
+        operation: Operation = "update" if exists else "create"
         return Written(path, operation, old_text, new_text, structured_patch(old_text, new_text))
 
     return await fs.mutate(path, work)
@@ -250,14 +228,33 @@ async def diff_preview(ctx: ToolContext, verb: str, path: str, old: Current, new
                            display=display, risk="medium")
 
 
+def lines_at(text: str, start: int, count: int) -> list[str]:
+    """`text.split("\n")[start - 1:start - 1 + count]` without splitting the whole text (it can be
+    a whole file of any size)."""
+    at = 0
+    for _ in range(start - 1):
+        newline = text.find("\n", at)
+        if newline < 0:
+            return []
+        at = newline + 1
+    out: list[str] = []
+    while len(out) < count:
+        newline = text.find("\n", at)
+        if newline < 0:
+            out.append(text[at:])
+            break
+        out.append(text[at:newline])
+        at = newline + 1
+    return out
+
+
 def numbered_snippet(text: str, patch: Patch) -> str:
-    lines = text.split("\n")
     if not patch.hunks:
-        start, count = 1, min(len(lines), SNIPPET_MAX_LINES)
+        start, count = 1, SNIPPET_MAX_LINES
     else:
         first = patch.hunks[0]
         start, count = max(1, first.new_start), max(1, first.new_lines)
-    chosen = lines[start - 1:start - 1 + min(count, SNIPPET_MAX_LINES)]
+    chosen = lines_at(text, start, min(count, SNIPPET_MAX_LINES))
     out = "\n".join(f"{n:>6}\t{display_safe(line)}" for n, line in enumerate(chosen, start))
     if len(patch.hunks) > 1:
         out += f"\n… and {len(patch.hunks) - 1} more changed place(s)"

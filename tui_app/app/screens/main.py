@@ -34,6 +34,7 @@ from tui_app.runtime.events import (
     ToolCallStarted,
     TurnEnded,
     TurnStarted,
+    Warning,
 )
 from tui_app.runtime.paths import session_dir
 from widgets.chat import ChatView
@@ -238,6 +239,9 @@ class MainScreen(Screen[None]):
                     self.agent_modes = event
                 elif isinstance(event, AgentCommandsChanged):
                     self.agent_commands = AgentCommandList(event.commands)
+                elif isinstance(event, Warning) and event.code == "log_write_failed" and self.controls is not None:
+                    self.notify(event.message, title="The session log could not be written", severity="error",
+                                timeout=30, markup=False)
         if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
             self.prompt.set_class(busy, "-busy")
         focus_call = followed_call(events, self._auto_selected, table.rows)
@@ -288,6 +292,12 @@ class MainScreen(Screen[None]):
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         message.stop()
         if self.controls is None:
+            return
+        failure = self.header.state.log_failure
+        if failure:
+            self.notify(f"The session log cannot be written ({failure}), so no turn can run. Free some space, "
+                        f"quit, and continue with `vigil --resume {self.session_id}`. Your prompt is kept.",
+                        severity="error", markup=False)
             return
         from tui_app.app.slash_actions import handle_prompt
 

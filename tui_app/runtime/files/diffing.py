@@ -9,6 +9,7 @@ byte (`apply_hunks`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -97,11 +98,88 @@ def hunks_of(a: list[str], b: list[str], changes: list[Change], context: int = C
 
 
 def structured_patch(old: str, new: str, context: int = CONTEXT_LINES) -> Patch:
-    a, b = split_lines(old), split_lines(new)
-    changes = diff_lines(a, b)
+    """The line diff of two texts. Only the lines between the first and the last difference (and
+    their context) are split and diffed: an edit of one line in a 50 MB file costs a few
+    comparisons of its text, not a list of a million lines for each side. Where repeated lines
+    let the line diff place a change nearer an edge of that region than its context (the text's
+    ends and the lines' alignment need not agree), the region grows and the diff is redone."""
+    margin = context
+    while True:
+        start, old_end, new_end = differing_region(old, new, margin)
+        a, b = split_lines(old[start:old_end]), split_lines(new[start:new_end])
+        changes = diff_lines(a, b)
+        cramped_top = start > 0 and changes and changes[0][0] < context
+        cramped_end = old_end < len(old) and changes and len(a) - changes[-1][1] < context
+        if not (cramped_top or cramped_end):
+            break
+        margin *= 4
+    offset = old.count("\n", 0, start)
     removed = sum(c[1] - c[0] for c in changes)
     added = sum(c[3] - c[2] for c in changes)
-    return Patch(hunks_of(a, b, changes, context), added=added, removed=removed)
+    hunks = hunks_of(a, b, changes, context)
+    if offset:
+        hunks = [h.model_copy(update={"old_start": h.old_start + offset, "new_start": h.new_start + offset})
+                 for h in hunks]
+    return Patch(hunks, added=added, removed=removed)
+
+
+#: how much text one comparison looks at while measuring the common ends
+_CHUNK = 1 << 16
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share: compared a chunk at a time (C speed, small
+    copies), halving the chunk to find the first difference."""
+    limit = min(len(a), len(b))
+    at, step = 0, _CHUNK
+    while at < limit:
+        size = min(step, limit - at)
+        if a[at:at + size] == b[at:at + size]:
+            at += size
+        elif size == 1:
+            return at
+        else:
+            step = size // 2
+    return limit
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """How many trailing characters `a` and `b` share (at most `limit`)."""
+    done, step = 0, _CHUNK
+    la, lb = len(a), len(b)
+    while done < limit:
+        size = min(step, limit - done)
+        if a[la - done - size:la - done] == b[lb - done - size:lb - done]:
+            done += size
+        elif size == 1:
+            return done
+        else:
+            step = size // 2
+    return limit
+
+
+def differing_region(old: str, new: str, context: int = CONTEXT_LINES) -> tuple[int, int, int]:
+    """(start, old_end, new_end): whole lines, from `context` lines before the first difference to
+    `context` lines after the last one; the text before `start` and after the ends is the same in
+    both (the ends are the same distance from each text's end)."""
+    if old == new:
+        return 0, 0, 0
+    prefix = _common_prefix(old, new)
+    start = old.rfind("\n", 0, prefix) + 1  # the start of the first line that differs
+    suffix = _common_suffix(old, new, min(len(old), len(new)) - start)
+    # out to a line end inside the common tail, so it ends a line in both texts alike
+    newline = old.find("\n", len(old) - suffix)
+    tail = len(old) if newline < 0 else newline + 1
+    for _ in range(context):
+        if tail >= len(old):
+            break
+        newline = old.find("\n", tail)
+        tail = len(old) if newline < 0 else newline + 1
+    for _ in range(context):
+        if start == 0:
+            break
+        start = old.rfind("\n", 0, start - 1) + 1
+    return start, tail, len(new) - (len(old) - tail)
 
 
 def unified_diff_text(path: str, patch: Patch, operation: str = "update") -> str:
@@ -149,13 +227,15 @@ def _viewer_text(text: str) -> str | None:
     return text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def display_safe(text: str) -> str:
-    """Text decoded with `surrogateescape` (bytes that are not UTF-8) made JSON-safe for events."""
-    try:
-        text.encode("utf-8")
+    """Text decoded with `surrogateescape` (bytes that are not UTF-8) made JSON-safe for events.
+    Looked at without a copy: the text can be a whole file."""
+    if text.isascii() or _SURROGATE.search(text) is None:
         return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def bound_card(hunks: list[DiffHunk], max_hunks: int = CARD_MAX_HUNKS,

@@ -9,10 +9,10 @@ never overwritten: the caller is told why, and the rule stays in effect for this
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
+
+from tui_app.runtime.files.atomic import write_atomically
 
 _lock = threading.Lock()
 
@@ -64,15 +64,10 @@ def update_rules(path: Path, behavior: str, *, add: list[str] = (), remove: list
 def _write_atomically(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            mode: int | None = path.stat().st_mode
+        except FileNotFoundError:
+            mode = None
+        write_atomically(str(path), text.encode("utf-8"), mode)
     except OSError as exc:
         raise SettingsWriteError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -223,16 +223,18 @@ class ArtifactWriter:
 
     def _fail(self, exc: OSError) -> None:
         self.error = exc
-        self._discard()
+        # even a visible artifact goes: a part of an output that filled the disk holds the room
+        # the session log needs, and the result says the output could not be saved
+        self._discard(always=True)
 
-    def _discard(self) -> None:
+    def _discard(self, always: bool = False) -> None:
         try:
             if self._file is not None:
                 self._file.close()
         except OSError:
             pass  # the close of a file we are throwing away may fail the same way the write did
         finally:
-            if self._write_path != self.path:
+            if always or self._write_path != self.path:
                 try:
                     self._write_path.unlink(missing_ok=True)
                 except OSError:

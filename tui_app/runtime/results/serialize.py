@@ -308,8 +308,24 @@ def content_bytes(content: ObservationContent) -> int:
 def json_safe(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
+    if _plain_json(value):  # looked at, not serialised: an Edit's output holds a whole file
+        return value
     try:
         json.dumps(value)
         return value
     except (TypeError, ValueError):
         return json.loads(json.dumps(value, default=str))
+
+
+def _plain_json(value: Any, depth: int = 0) -> bool:
+    if value is None or isinstance(value, str | int | bool):
+        return True
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    if depth > 64:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_json(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain_json(v, depth + 1) for v in value)
+    return False

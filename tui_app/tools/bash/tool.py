@@ -198,7 +198,9 @@ def result_of(command: str, got: Collected, exit_code: int, began: float, strays
     text = model_body(got, exit_line, note)
     return BashRawResult(
         output=output, text=text.rstrip("\n") if failed else text,
-        display=display, artifact=got.artifact, is_error=failed, error_code="execution_failed",
+        display=display, is_error=failed, error_code="execution_failed",
+        # a failed artifact travels as its error, so the runtime warns on every output format
+        artifact=got.artifact or (OSError(got.artifact_error) if got.artifact_error else None),
         facts=BashFacts(exit_code, failed, got, note),
     )
 

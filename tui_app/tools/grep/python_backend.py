@@ -207,9 +207,19 @@ def count_matches(regex: re.Pattern[str], text: str) -> int:
     return count
 
 
-def _lines_of(f) -> Iterator[str]:  # type: ignore[no-untyped-def]
+#: lines between two looks at the stop flag: a search inside one huge file stops soon too
+STOP_CHECK_LINES = 4096
+
+
+class _Stopped(Exception):
+    """The search was cancelled while inside a file."""
+
+
+def _lines_of(f, stop: threading.Event | None = None) -> Iterator[str]:  # type: ignore[no-untyped-def]
     first = True
-    for raw in f:
+    for number, raw in enumerate(f):
+        if stop is not None and number % STOP_CHECK_LINES == 0 and stop.is_set():
+            raise _Stopped
         if b"\0" in raw:
             raise _Binary
         if first:
@@ -276,7 +286,8 @@ def scan_text(text: str, regex: re.Pattern[str], query: GrepQuery) -> FileHits |
     return FileHits("", lines=hits) if hits else None
 
 
-def search_file(path: str, regex: re.Pattern[str], query: GrepQuery) -> FileHits | None:
+def search_file(path: str, regex: re.Pattern[str], query: GrepQuery,
+                stop: threading.Event | None = None) -> FileHits | None:
     try:
         with open(path, "rb") as f:
             head = f.read(2)
@@ -296,7 +307,7 @@ def search_file(path: str, regex: re.Pattern[str], query: GrepQuery) -> FileHits
                 if b"\0" in f.read(BINARY_SNIFF_BYTES):
                     return None
                 f.seek(0)
-                found = scan_lines(_lines_of(f), regex, query)
+                found = scan_lines(_lines_of(f, stop), regex, query)
     except (_Binary, OSError):
         return None
     if found is not None:
@@ -308,15 +319,18 @@ def search(query: GrepQuery, stop: threading.Event) -> list[FileHits]:
     regex = compile_pattern(query)
     if query.file_type is not None and query.file_type not in FILE_TYPES:
         raise SearchFailed(unknown_type_message(query.file_type))
-    if os.path.isfile(query.root):
-        # a file named explicitly is searched whatever the ignore rules say, as with rg
-        found = search_file(query.root, regex, query)
-        return [found] if found is not None else []
     hits: list[FileHits] = []
-    for path in walk(make_filters(query), stop):
-        if stop.is_set():
-            break
-        found = search_file(path, regex, query)
-        if found is not None:
-            hits.append(found)
+    try:
+        if os.path.isfile(query.root):
+            # a file named explicitly is searched whatever the ignore rules say, as with rg
+            found = search_file(query.root, regex, query, stop)
+            return [found] if found is not None else []
+        for path in walk(make_filters(query), stop):
+            if stop.is_set():
+                break
+            found = search_file(path, regex, query, stop)
+            if found is not None:
+                hits.append(found)
+    except _Stopped:
+        pass  # nobody waits for these hits any more
     return hits
