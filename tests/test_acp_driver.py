@@ -444,3 +444,24 @@ async def test_model_picks_the_agents_model_option_and_the_header_gets_its_name(
     await unknown.close()
     warning = first(said, "Warning", code="agent_model_unknown")
     assert "offers no model 'huge' (it offers default, fast)" in warning.message
+
+
+async def test_an_agent_that_cannot_start_is_one_line_and_each_turn_tries_again(tmp_path, project):
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"agents": {"ghost": {"command": str(tmp_path / "no-such-agent")}}}))
+    session = build_session(SessionOptions(cwd=str(project), agent="ghost", settings_file=str(settings),
+                                           no_claude_settings=True))
+    seen = recorder(session)
+    await session.start()
+    turn = await session.run_turn("hi")
+    await session.close()
+    said = first(seen, "Warning", code="agent_start_failed").message
+    assert said.startswith("could not start ghost") and "No such file" in said
+    assert turn.reason == "error" and turn.error.startswith("could not start ghost")
+
+
+def test_an_unknown_agent_on_the_command_line_is_one_line_and_exit_2(tmp_path, project):
+    done = _vigil(["-p", "hi", "--agent", "nobody", "--no-claude-settings"], project)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("vigil: unknown agent 'nobody' (known: vigil, claude-code") and \
+        done.stderr.count("\n") == 1
