@@ -15,6 +15,7 @@ so a failure names a point that can be run again), plus a seeded extra delay.
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import time
@@ -62,10 +63,18 @@ def script(project: Path) -> list[dict]:
     ]
 
 
+def no_compaction(directory: Path) -> str:
+    """Settings that keep the 2 MB Write from filling the scripted model's window: a compaction on
+    --resume would take the resumed script's only step as its summary."""
+    path = directory / "settings.json"
+    path.write_text(json.dumps({"autoCompact": False}))
+    return str(path)
+
+
 def run_args(script_path: Path, project: Path, *extra: str) -> list[str]:
     return ["-p", "Do the chaos chores.", "--script", str(script_path), "--cwd", str(project),
             "--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--output-format", "stream-json",
-            "--no-claude-settings", *extra]
+            "--no-claude-settings", "--settings", no_compaction(script_path.parent), *extra]
 
 
 @pytest.mark.parametrize("point", range(KILL_POINTS))
@@ -97,7 +106,8 @@ def test_a_session_killed_at_any_point_leaves_a_whole_log_whole_files_and_no_pro
 
         resumed = run_vigil(["-p", "Carry on.", "--resume", session.name, "--script",
                              str(write_script(tmp_path / "again.json", [{"text": "Back again."}])),
-                             "--cwd", str(project), "--no-claude-settings"], home)
+                             "--cwd", str(project), "--no-claude-settings", "--settings", no_compaction(tmp_path)],
+                            home)
         assert resumed.returncode == 0, resumed.stderr
         assert "Back again." in resumed.stdout
         after = read_events(log)

@@ -322,6 +322,8 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     relay.target = session.emit
     session.startup_events.extend(settings_events(loaded))
     session.services.update(build_services(options, session.id))
+    # the settings screen shows where each setting comes from, and saves to these files
+    session.services.update({"settings": loaded, "session_options": options})
     session.services["agent_names"] = agent_names(values)  # the palette offers a new session with each
     recorded = None
     if options.resume:

@@ -8,6 +8,7 @@
     vigil replay ID            a recorded session read-only in the TUI, with a timeline; nothing is executed
     vigil replay ID --output-format text|stream-json    print it instead
     vigil acp                  an ACP agent on stdio (for editors: Zed, Toad, agent-shell …)
+    vigil serve [-- ARGS]      Vigil in a browser (textual-serve): 127.0.0.1, an access token in the address
     vigil --input-format stream-json …   the Agent SDKs' `claude`: control protocol on stdin/stdout
 """
 
@@ -187,6 +188,14 @@ DEMO_BANNER = ("This is Vigil's scripted demo: no model is connected, the steps 
                "ctrl+p commands, ctrl+q quits.")
 
 
+def textual_driver_in_charge() -> bool:
+    """A Textual driver was chosen for us (textual-serve runs each app with TEXTUAL_DRIVER set to
+    its web driver, its stdout a pipe to the server): the TUI, not a plain transcript."""
+    import os
+
+    return bool(os.environ.get("TEXTUAL_DRIVER"))
+
+
 def wants_demo(args: argparse.Namespace) -> bool:
     """The demo when asked for, or when nothing names a model (no script, provider, key or URL)."""
     if args.demo:
@@ -321,7 +330,7 @@ def run_replay(argv: list[str]) -> int:
     parser.add_argument("--output-format", choices=["text", "stream-json"], default=None,
                         help="print it instead of opening the TUI (text when the output is not a terminal)")
     args = parser.parse_args(argv)
-    if args.output_format is None and sys.stdout.isatty() and sys.stdin.isatty():
+    if args.output_format is None and ((sys.stdout.isatty() and sys.stdin.isatty()) or textual_driver_in_charge()):
         from tui_app.app.replay_app import run_replay_tui
 
         return run_replay_tui(args.session_id)
@@ -346,6 +355,10 @@ def dispatch(argv: Sequence[str] | None = None) -> int:
         return run_replay(argv[1:])
     if argv and argv[0] == "acp":
         return run_acp(argv[1:])
+    if argv and argv[0] == "serve":
+        from tui_app.app.serve import main as serve_main
+
+        return serve_main(argv[1:])
     if argv and argv[0] == "artifacts":
         from tui_app.app.artifacts_command import main as artifacts_main
 
@@ -366,7 +379,7 @@ def dispatch(argv: Sequence[str] | None = None) -> int:
         with exiting_on_signals():
             return run_prompt(args)
     demo = wants_demo(args)
-    if demo and (args.output_format is not None or not sys.stdout.isatty()):
+    if demo and (args.output_format is not None or not (sys.stdout.isatty() or textual_driver_in_charge())):
         with exiting_on_signals():
             return run_demo_headless(args)
     return run_tui(args, demo)

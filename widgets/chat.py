@@ -47,6 +47,7 @@ from widgets.text.formatting import fmt_bytes, fmt_duration, short_path
 from widgets.text.line_render import load_css
 from widgets.text.untrusted import one_line, plain
 from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
+from widgets.user_notes import user_message_note
 
 #: the entries the chat keeps mounted (bench/replay_timeline.py)
 MAX_ENTRIES = 150
@@ -241,7 +242,8 @@ class ChatView(VerticalScroll):
             else:
                 await self._add(ThinkingNote(event.raw))
         elif isinstance(event, UserMessage) and event.source != "user":
-            await self.add_notice(f"{'hook' if event.source == 'hook' else 'stop hook'} added: {event.text}", "info")
+            if (note := user_message_note(event)) is not None:
+                await self.add_notice(note, "info")
         elif isinstance(event, TurnEnded) and event.reason in ("error", "rejected", "max_turns"):
             if not (event.message and event.message == self._last_error):  # the step already said it
                 await self.add_notice(event.message or f"turn ended: {event.reason}", "error")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui_app.agents.compaction import account_of, compact, is_context_overflow, maybe_compact
+from tui_app.agents.mentions import attach_mentions
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.call import prompt_id
 from tui_app.runtime.events import (
@@ -101,6 +102,8 @@ async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id:
         emit(TurnEnded(turn_id=turn_id, reason="rejected", message=result.error))
         return result
     emit(UserMessage(turn_id=turn_id, text=prompt))
+    for attachment in await attach_mentions(session, prompt):  # @path: the file goes with the prompt
+        emit(UserMessage(turn_id=turn_id, text=attachment.text, source="attachment"))
     for extra in submitted.context:
         emit(UserMessage(turn_id=turn_id, text=extra, source="hook"))
 

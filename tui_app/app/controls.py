@@ -78,6 +78,16 @@ class LiveControls:
 
         return self.runner.call(run())
 
+    def run_shell(self, command: str) -> Future[Any] | None:
+        """`!command`: the user's own command in the session's cwd (Esc stops it); its output is
+        context for the next prompt. None while a turn runs."""
+        if self.runner.busy:
+            return None
+        from tui_app.agents.user_shell import run_user_command
+
+        self.runner.turn = self.runner.call(run_user_command(self.session, command))
+        return self.runner.turn
+
     def add_directory(self, path: str) -> tuple[bool, str]:
         """/add-dir: a working directory for this session (through the same mechanism as a hook's
         addDirectories update). (ok, the absolute path or why not)."""

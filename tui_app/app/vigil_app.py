@@ -41,6 +41,8 @@ KEY_HOPS = 8
 #: after SIGTERM, how long the app may take to restore the terminal before the process just ends
 EXIT_GRACE_S = 5.0
 AUTO_PROMPT_DELAY_S = 1.2
+#: how often the idle-prompt watch looks at the clock
+IDLE_TICK_S = 2.0
 
 
 class PumpNow(Message):
@@ -97,6 +99,9 @@ class VigilApp(App[int]):
         self.approvals = ApprovalQueue(self, self._answer_approval, options)
         self.questions = QuestionQueue(self, self._answer_question, options)
         self.plans = PlanQueue(self, self._answer_question, options)
+        from tui_app.app.notifier import attach_notifications
+
+        attach_notifications(self)  # desktop notifications and the idle_prompt Notification hook
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -108,6 +113,7 @@ class VigilApp(App[int]):
         if self.banner:
             await self.main.chat.add_notice(self.banner, "info")
         self.set_interval(1 / self.pump_hz, self._pump)
+        self.set_interval(IDLE_TICK_S, self.idle_prompt.tick)
         if self.handle_signals:
             self._install_signal_handlers()
         if self.runner is not None:
@@ -159,6 +165,8 @@ class VigilApp(App[int]):
             self.approvals.observe(batch)
             self.questions.observe(batch)
             self.plans.observe(batch)
+            self.notifier.observe(batch)
+            self.idle_prompt.observe(batch)
         finally:
             self._pumping = False
 
@@ -175,6 +183,9 @@ class VigilApp(App[int]):
 
     async def on_event(self, event: events.Event) -> None:
         await super().on_event(event)
+        if isinstance(event, events.Key | events.MouseDown):
+            self.notifier.saw_input()
+            self.idle_prompt.saw_input()
         if isinstance(event, events.Key) and self.draw_keys_at_once:
             task = asyncio.get_running_loop().create_task(self._frame_for_key())
             self._key_frames.add(task)

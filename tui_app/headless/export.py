@@ -44,7 +44,8 @@ def transcript_markdown(events: Iterable[Any]) -> str:
             out.append(f"- Started: {_when(event.ts)}\n- Directory: `{event.cwd}`\n"
                        f"- Model: {event.provider} / {event.model}\n- Permission mode: {event.permission_mode}\n")
         elif kind == "UserMessage":
-            who = {"user": "You", "hook": "Hook context", "stop_hook": "Stop hook"}.get(event.source, "You")
+            who = {"user": "You", "hook": "Hook context", "stop_hook": "Stop hook", "attachment": "Attached file",
+                   "shell": "You ran (shell)"}.get(event.source, "You")
             out.append(f"## {who}\n\n{neutralize(event.text)}\n")
         elif kind == "AssistantText":
             out.append(f"## Assistant\n\n{neutralize(event.text)}\n")

@@ -165,8 +165,9 @@ class TurnStarted(_Event):
 class UserMessage(_Event):
     type: Literal["UserMessage"] = "UserMessage"
     text: str
-    #: hook context or feedback added to the prompt (UserPromptSubmit, Stop-hook instructions)
-    source: Literal["user", "hook", "stop_hook"] = "user"
+    #: hook context or feedback added to the prompt (UserPromptSubmit, Stop-hook instructions), a file
+    #: the prompt @-mentioned (attachment), a `!` command the user ran and its output (shell)
+    source: Literal["user", "hook", "stop_hook", "attachment", "shell"] = "user"
 
 
 class ModelStepStarted(_Event):

@@ -40,7 +40,10 @@ from tui_app.runtime.paths import session_dir
 from widgets.chat import ChatView
 from widgets.detail import DetailPane
 from widgets.diff.view import DiffView
+from widgets.mention_menu import MentionMenu
 from widgets.messages import CallSelected
+from widgets.panels.file_tree import FileTree
+from widgets.panels.side import SidePanels
 from widgets.prompt_input import PromptInput
 from widgets.session_header import SessionHeader
 from widgets.slash_menu import SlashMenu
@@ -109,7 +112,12 @@ class MainScreen(Screen[None]):
         Binding("ctrl+t", "focus('table')", "Table", show=False),
         Binding("ctrl+e", "focus('prompt')", "Prompt", show=False),
         Binding("ctrl+g", "follow", "Follow", show=False),
+        Binding("ctrl+b", "toggle_panel('files')", "Files", show=False),
+        Binding("ctrl+l", "toggle_panel('plan')", "Plan", show=False),
+        Binding("f2", "open_settings", "Settings", show=False),
     ]
+    #: at 100 columns and below an open side panel takes the place of the table and the detail
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-narrow"), (101, "-wide")]
     LIVE_ACTIONS = frozenset({"interrupt", "cycle_mode"})
 
     def __init__(self, controls: SessionControls | None = None, *, cwd: str | None = None,
@@ -145,9 +153,11 @@ class MainScreen(Screen[None]):
         header.state.cwd = self.cwd or ""
         yield header
         with Horizontal(id="main-body"):
+            yield SidePanels(cwd=self.cwd, id="side-panels")
             with Vertical(id="left"):
                 yield ChatView(cwd=self.cwd, id="chat")
                 yield SlashMenu(id="slash-menu")
+                yield MentionMenu(id="mention-menu")
                 yield PromptInput(history=self.prompt_history, id="prompt")
             with Vertical(id="right"):
                 yield ToolTable(cwd=self.cwd, clock=self.table_clock, id="table")
@@ -172,6 +182,12 @@ class MainScreen(Screen[None]):
             self.completer = SlashCompleter(self.query_one(SlashMenu), prompt,
                                             lambda: getattr(self.controls, "commands", None) or self.agent_commands)
             prompt.completer = self.completer
+            from tui_app.app.mention_actions import attach_mention_picker
+
+            attach_mention_picker(self)  # `@` picks a file of the project
+            from tui_app.app.shell_actions import attach_shell_mode
+
+            attach_shell_mode(self)  # a `!` line runs in the user's shell
             prompt.focus()
 
     @property
@@ -242,6 +258,7 @@ class MainScreen(Screen[None]):
                 elif isinstance(event, Warning) and event.code == "log_write_failed" and self.controls is not None:
                     self.notify(event.message, title="The session log could not be written", severity="error",
                                 timeout=30, markup=False)
+        self.query_one(SidePanels).apply(events)
         if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
             self.prompt.set_class(busy, "-busy")
         focus_call = followed_call(events, self._auto_selected, table.rows)
@@ -299,9 +316,10 @@ class MainScreen(Screen[None]):
                         f"quit, and continue with `vigil --resume {self.session_id}`. Your prompt is kept.",
                         severity="error", markup=False)
             return
+        from tui_app.app.shell_actions import handle_shell_line
         from tui_app.app.slash_actions import handle_prompt
 
-        if handle_prompt(self, message.text):
+        if handle_shell_line(self, message.text) or handle_prompt(self, message.text):
             return
         if self.controls.submit(message.text):
             self.prompt.accept(message.text)
@@ -370,6 +388,30 @@ class MainScreen(Screen[None]):
 
     def filter_table_by_tool(self) -> None:
         self.table.action_toggle_tool_filter()
+
+    # ---- side panels ------------------------------------------------------------------------
+
+    def action_toggle_panel(self, name: str) -> None:
+        from tui_app.app.panels import toggle_panel
+
+        toggle_panel(self, name)
+
+    def action_open_settings(self) -> None:
+        from tui_app.app.screens.settings_editor import open_settings
+
+        open_settings(self)
+
+    def on_file_tree_file_chosen(self, message: FileTree.FileChosen) -> None:
+        from tui_app.app.panels import open_file
+
+        message.stop()
+        open_file(self, message.path)
+
+    def on_file_tree_reload_wanted(self, message: FileTree.ReloadWanted) -> None:
+        from tui_app.app.panels import reload_files
+
+        message.stop()
+        reload_files(self)
 
     # ---- artifacts --------------------------------------------------------------------------
 
