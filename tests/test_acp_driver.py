@@ -252,6 +252,7 @@ async def test_a_plan_is_a_todo_list_and_modes_and_commands_reach_the_session(tm
     await session.close()
     plan = next(e for e in seen if e.type == "ToolCallResult" and e.tool == "TodoWrite")
     assert [(t.content, t.status) for t in plan.display.todos] == [("read", "completed"), ("fix", "pending")]
+    assert [t["content"] for t in first(seen, "TodoUpdated").todos] == ["read", "fix"]  # the plan panel's
     assert [e.mode for e in seen if e.type == "AgentModeChanged"] == ["default", "acceptEdits", "yolo"]
     commands = first(seen, "AgentCommandsChanged")
     assert [(c.name, c.hint) for c in commands.commands] == [("init", "what to cover")]

@@ -30,7 +30,13 @@ from tui_app.agents.acp.results import result_display, snapshot
 from tui_app.agents.acp.tool_calls import AcpCall
 from tui_app.agents.calls import CallBook
 from tui_app.runtime.display import TodoItem, TodoListDisplay
-from tui_app.runtime.events import AssistantText, AssistantTextDelta, AssistantThinking, AssistantThinkingDelta
+from tui_app.runtime.events import (
+    AssistantText,
+    AssistantTextDelta,
+    AssistantThinking,
+    AssistantThinkingDelta,
+    TodoUpdated,
+)
 
 if TYPE_CHECKING:
     from tui_app.agents.acp.agent import AcpAgent
@@ -205,6 +211,7 @@ class UpdateTranslator:
         self.next_index += 1
         book.decided_by_vigil(call_id)  # a plan is news, not an action anyone allowed
         book.start(call_id, {"todos": todos}, target=f"{len(todos)} items")
+        self.agent.session.emit(TodoUpdated(turn_id=book.turn_id, call_id=call_id, todos=todos))  # the plan panel
         done = sum(1 for t in todos if t["status"] == "completed")
         display = TodoListDisplay(todos=[TodoItem(content=t["content"], status=t["status"],  # type: ignore[arg-type]
                                                   active_form=t["content"]) for t in todos])
