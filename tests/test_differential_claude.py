@@ -15,12 +15,12 @@ from claude_agent_sdk._internal.message_parser import parse_message
 from tests.differential_claude import EFFECTS, CaseReport, run_matrix, table
 from tests.real_agents import claude_binary
 
-OUTSIDE = ("outside the working directories: Claude Code asks (headless: denied); Vigil on main has no "
-           "working-directory boundary yet (issue 14, branch sec, adds it)")
+SANDBOX = ("Vigil runs Bash in its sandbox (on wherever bubblewrap works; Claude Code's is off by default): the "
+           "permissions let `touch ../outside.txt` run, and the sandbox stops the write (Read-only file system)")
+PLAN_READ = ("plan mode: Claude Code 2.1.332 lets Read reach outside the working directories; Vigil asks there in "
+             "every mode but bypassPermissions (issue 14; headless: denied)")
 ACCEPT_RM = ("acceptEdits: Claude Code 2.1.332 lets `rm` inside the project run; Vigil auto-allows only "
              "mkdir/touch/mv/cp there (SPEC-compat §2) and asks for rm (headless: denied)")
-SUBSTITUTION = ("`echo $(touch …)`: Claude Code asks for any command substitution; Vigil checks each command "
-                "inside it (SPEC-compat §2) and both parts are allowed here (touch by acceptEdits / the rule)")
 ORDER = ("nothing runs on either side: Claude Code applies deny rules and PreToolUse hooks before the tool's own "
          "checks; Vigil runs the tool's checks first (DESIGN §4 stage 3), and this file was never read (that Read "
          "was refused), so the Edit fails its read-before-edit check instead of being denied")
@@ -30,15 +30,12 @@ WRITE_PATH = ("a `Write(path)` rule: Vigil matches the path; Claude Code 2.1.332
               "(it spells file rules `Edit(path)`), so its ask rule does not apply")
 
 EXPLAINED: dict[tuple[str, str], str] = {
-    **{(case, f"{p}_{probe}"): OUTSIDE
-       for case, p in [("default", "d"), ("acceptEdits", "ae"), ("dontAsk", "da"), ("allow rules", "al"),
-                       ("ask rules", "ak"), ("PostToolUse block and hook allow under a deny rule", "po"),
-                       ("plan", "pl"), ("SDK can_use_tool", "sd"), ("hooks that only listen", "ls")]
-       for probe in ("readout", "catout")},
-    ("allow rules", "al_outside"): OUTSIDE,
+    **{(case, f"{p}_outside"): SANDBOX
+       for case, p in [("bypassPermissions", "bp"), ("deny rules over bypass", "dn"),
+                       ("PostToolUse block and hook allow under a deny rule", "po"),
+                       ("SDK can_use_tool, acceptEdits, hook asks", "sh")]},
+    ("plan", "pl_readout"): PLAN_READ,
     ("acceptEdits", "ae_rm"): ACCEPT_RM,
-    ("acceptEdits", "ae_subst"): SUBSTITUTION,
-    ("allow rules", "al_subst"): SUBSTITUTION,
     ("deny rules over bypass", "dn_edit"): ORDER,
     ("PreToolUse hooks", "hk_edit"): ORDER,
     ("PreToolUse hooks", "hk_edit2"): ORDER,

@@ -1,7 +1,8 @@
 """The rule matrix: (tool, input, rules, mode) → decision, who decided, and why — one row per
 behaviour of SPEC-compat §2, on a real directory tree with real symlinks.
 
-Placeholders: {p} the project (and working directory), {o} a directory outside it, {h} home.
+Placeholders: {p} the project (and working directory), {o} a directory outside it, {h} home,
+{e} a sibling of the project whose name starts with the project's (`proj-evil`).
 A rule written "home:Edit(/x)" comes from a user-level file (its `/` anchor is home).
 """
 
@@ -150,7 +151,8 @@ BASH_CASES = [
     C("dontAsk-rule-allowed-runs", "Bash", "npm test", "allow", "rule", mode="dontAsk", allow=["Bash(npm test)"]),
     C("acceptEdits-fs-commands", "Bash", "mkdir -p build/out && touch build/out/x && cp notes build/n",
       "allow", "mode", mode="acceptEdits"),
-    C("acceptEdits-fs-outside", "Bash", "mkdir {o}/new", "ask", "mode", mode="acceptEdits"),
+    C("acceptEdits-fs-outside", "Bash", "mkdir {o}/new", "ask", "guard", "outside the working directories",
+      mode="acceptEdits"),
     C("acceptEdits-mv-protected", "Bash", "mv notes .git/notes", "ask", "guard", "protected", mode="acceptEdits"),
     C("cp-from-denied-path", "Bash", "cp .env leak.txt", "deny", "rule", mode="acceptEdits",
       deny=["Read(./.env)"]),
@@ -190,16 +192,17 @@ PATH_CASES = [
       deny=["Edit(./src/**)"]),
     C("edit-rule-governs-multiedit", "Edit", "{p}/src/app.py", "allow", "rule", allow=["MultiEdit(/src/**)"]),
     C("read-deny-blocks-edit", "Edit", "{p}/.env", "deny", "rule", "Read(./.env)", deny=["Read(./.env)"]),
-    C("edit-symlink-target-outside", "Edit", "{p}/src/link_out", "ask", "mode", allow=["Edit(/src/**)"]),
+    C("edit-symlink-target-outside", "Edit", "{p}/src/link_out", "ask", "guard", "outside the working",
+      allow=["Edit(/src/**)"]),
     C("edit-symlink-both-allowed", "Edit", "{p}/src/link_out", "allow", "rule",
       allow=["Edit(/src/**)", "Edit(/{o}/**)"]),
     C("edit-symlink-link-denied", "Edit", "{p}/src/link_out", "deny", "rule", deny=["Edit(/src/link_out)"]),
     C("edit-symlink-target-denied", "Edit", "{p}/src/link_out", "deny", "rule", deny=["Edit(/{o}/**)"]),
     C("edit-acceptEdits-inside", "Edit", "{p}/src/app.py", "allow", "mode", mode="acceptEdits"),
-    C("edit-acceptEdits-outside", "Edit", "{o}/notes.txt", "ask", "mode", mode="acceptEdits"),
+    C("edit-acceptEdits-outside", "Edit", "{o}/notes.txt", "ask", "guard", "outside the working", mode="acceptEdits"),
     C("edit-acceptEdits-additional-dir", "Edit", "{o}/notes.txt", "allow", "mode", mode="acceptEdits",
       extra_dirs=("{o}",)),
-    C("edit-acceptEdits-symlink-out", "Edit", "{p}/src/link_out", "ask", "mode", mode="acceptEdits"),
+    C("edit-acceptEdits-symlink-out", "Edit", "{p}/src/link_out", "ask", "guard", mode="acceptEdits"),
     C("edit-plan-denied", "Edit", "{p}/src/app.py", "deny", "mode", "plan mode", mode="plan"),
     C("edit-dontAsk-denied", "Edit", "{p}/src/app.py", "deny", "mode", "dontAsk", mode="dontAsk"),
     C("edit-bypass-runs", "Edit", "{p}/src/app.py", "allow", "mode", mode="bypassPermissions"),
@@ -215,6 +218,76 @@ PATH_CASES = [
     C("protected-claude-dir", "Edit", "{p}/.claude/settings.json", "ask", "guard", mode="acceptEdits"),
     C("protected-shell-rc", "Edit", "{h}/.zshrc", "ask", "guard", allow=["Edit(~/**)"]),
     C("protected-via-symlink", "Edit", "{p}/link_git", "ask", "guard", "protected", mode="acceptEdits"),
+]
+
+OUT = "outside the working directories"
+WORKING_DIR_CASES = [
+    # Read, Glob, Grep: outside asks in every mode but bypassPermissions; symlinks and `..` resolved
+    C("wd-read-outside", "Read", "{o}/notes.txt", "ask", "guard", OUT, suggest=("Read(/{o}/notes.txt)",)),
+    C("wd-read-outside-dotdot", "Read", "{p}/../outside/notes.txt", "ask", "guard", OUT),
+    C("wd-read-outside-relative-dotdot", "Read", "src/../../outside/notes.txt", "ask", "guard", OUT),
+    C("wd-read-symlink-out", "Read", "{p}/src/link_out", "ask", "guard", OUT),
+    C("wd-read-symlinked-dir-out", "Read", "{p}/linkdir/notes.txt", "ask", "guard", OUT),
+    C("wd-read-dotdot-back-in", "Read", "{p}/src/../notes", "allow", "tool"),
+    C("wd-read-sibling-prefix", "Read", "{e}/x.txt", "ask", "guard", OUT),
+    C("wd-read-outside-plan", "Read", "{o}/notes.txt", "ask", "guard", mode="plan"),
+    C("wd-read-outside-acceptEdits", "Read", "{o}/notes.txt", "ask", "guard", mode="acceptEdits"),
+    C("wd-read-outside-dontAsk", "Read", "{o}/notes.txt", "deny", "mode", "dontAsk", mode="dontAsk"),
+    C("wd-read-outside-bypass", "Read", "{o}/notes.txt", "allow", "tool", mode="bypassPermissions"),
+    C("wd-read-outside-allow-rule", "Read", "{o}/notes.txt", "allow", "tool", allow=["Read(/{o}/**)"]),
+    C("wd-read-additional-dir", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("{o}",)),
+    C("wd-read-additional-dir-relative", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("../outside",)),
+    C("wd-glob-outside", "Glob", {"pattern": "*", "path": "{o}"}, "ask", "guard", OUT),
+    C("wd-glob-outside-dotdot", "Glob", {"pattern": "*", "path": "{p}/.."}, "ask", "guard", OUT),
+    C("wd-glob-inside", "Glob", {"pattern": "*", "path": "{p}/src"}, "allow", "tool"),
+    C("wd-grep-outside", "Grep", {"pattern": "x", "path": "{h}"}, "ask", "guard", OUT),
+    C("wd-grep-symlinked-dir", "Grep", {"pattern": "x", "path": "{p}/linkdir"}, "ask", "guard", OUT),
+    # Write, Edit: outside asks, acceptEdits included; an Edit allow rule naming the path lifts it
+    C("wd-write-outside", "Write", {"file_path": "{o}/new.txt", "content": "x"}, "ask", "guard", OUT,
+      suggest=("Edit(/{o}/new.txt)",)),
+    C("wd-write-outside-acceptEdits", "Write", {"file_path": "{o}/new.txt", "content": "x"}, "ask", "guard",
+      mode="acceptEdits"),
+    C("wd-write-sibling-acceptEdits", "Write", {"file_path": "{e}/x.txt", "content": "x"}, "ask", "guard", OUT,
+      mode="acceptEdits"),
+    C("wd-write-inside-acceptEdits", "Write", {"file_path": "{p}/new.txt", "content": "x"}, "allow", "mode",
+      mode="acceptEdits"),
+    C("wd-edit-dotdot-acceptEdits", "Edit", "{p}/src/../../outside/notes.txt", "ask", "guard", OUT,
+      mode="acceptEdits"),
+    C("wd-edit-symlinked-dir-acceptEdits", "Edit", "{p}/linkdir/notes.txt", "ask", "guard", mode="acceptEdits"),
+    C("wd-edit-outside-allow-rule", "Edit", "{o}/notes.txt", "allow", "rule", allow=["Edit(/{o}/**)"]),
+    C("wd-edit-outside-bypass", "Edit", "{o}/notes.txt", "allow", "mode", mode="bypassPermissions"),
+    C("wd-edit-outside-dontAsk", "Edit", "{o}/notes.txt", "deny", "mode", mode="dontAsk"),
+    # Bash: read-only commands and writers, their path arguments and redirects, `cd` and globs
+    C("wd-bash-cat-outside", "Bash", "cat {o}/notes.txt", "ask", "guard", OUT),
+    C("wd-bash-cat-dotdot", "Bash", "cat ../outside/notes.txt", "ask", "guard", OUT),
+    C("wd-bash-cd-dotdot", "Bash", "cd .. && cat outside/notes.txt", "ask", "guard", OUT),
+    C("wd-bash-cat-symlink", "Bash", "cat src/link_out", "ask", "guard", OUT),
+    C("wd-bash-cat-symlinked-dir", "Bash", "head linkdir/notes.txt", "ask", "guard", OUT),
+    C("wd-bash-ls-parent", "Bash", "ls ..", "ask", "guard", OUT),
+    C("wd-bash-glob-outside", "Bash", "cat ../*/notes.txt", "ask", "guard", OUT),
+    C("wd-bash-tilde", "Bash", "cat ~/.zshrc", "ask", "guard", OUT),
+    C("wd-bash-outside-plan", "Bash", "cat {o}/notes.txt", "ask", "guard", mode="plan"),
+    C("wd-bash-outside-dontAsk", "Bash", "cat {o}/notes.txt", "deny", "mode", mode="dontAsk"),
+    C("wd-bash-outside-bypass", "Bash", "cat {o}/notes.txt", "allow", "tool", mode="bypassPermissions"),
+    C("wd-bash-outside-read-rule", "Bash", "cat {o}/notes.txt", "allow", "tool", allow=["Read(/{o}/**)"]),
+    C("wd-bash-additional-dir", "Bash", "cat {o}/notes.txt", "allow", "tool", extra_dirs=("{o}",)),
+    C("wd-bash-read-allowed-by-its-rule", "Bash", "cat {o}/notes.txt", "allow", "rule", allow=["Bash(cat *)"]),
+    C("wd-bash-read-bare-bash-rule", "Bash", "cat {o}/notes.txt", "allow", "rule", allow=["Bash"]),
+    C("wd-bash-read-other-command-rule", "Bash", "echo hi && cat {o}/notes.txt", "ask", "guard", OUT,
+      allow=["Bash(echo *)"]),
+    C("wd-bash-redirect-read-needs-every-command", "Bash", "echo hi && cat < {o}/notes.txt", "ask", "guard", OUT,
+      allow=["Bash(cat *)"]),
+    C("wd-bash-touch-outside-allowed", "Bash", "touch ../outside.txt", "ask", "guard", OUT,
+      allow=["Bash(touch:*)"]),
+    C("wd-bash-touch-inside-allowed", "Bash", "touch new.txt", "allow", "rule", allow=["Bash(touch:*)"]),
+    C("wd-bash-rm-outside-allowed", "Bash", "rm -f {o}/notes.txt", "ask", "guard", OUT, allow=["Bash(rm *)"]),
+    C("wd-bash-redirect-outside-acceptEdits", "Bash", "echo x > ../x.txt", "ask", "guard", OUT,
+      mode="acceptEdits"),
+    C("wd-bash-sibling-acceptEdits", "Bash", "touch ../proj-evil/y", "ask", "guard", OUT, mode="acceptEdits"),
+    C("wd-bash-cp-out-acceptEdits", "Bash", "cp notes {o}/copy", "ask", "guard", OUT, mode="acceptEdits"),
+    # syntax in which bash may run a command no simple command shows needs an allow rule of its own
+    C("hidden-subscript-needs-its-own-rule", "Bash", "echo hi && [[ -v 'a[$(touch p)]' ]]", "ask", "mode",
+      allow=["Bash(echo *)"], suggest=("Bash(echo hi && [[ -v 'a[$(touch p)]' ]])",)),
 ]
 
 OTHER_CASES = [
@@ -260,28 +333,30 @@ OTHER_CASES = [
       guards=(DenyGuard("bad.json", "x"),)),
 ]
 
-CASES = BASH_CASES + PATH_CASES + OTHER_CASES
+CASES = BASH_CASES + PATH_CASES + WORKING_DIR_CASES + OTHER_CASES
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("world")
-    p, o, h = root / "proj", root / "outside", root / "home"
-    for d in (p / "src", p / "sub", p / "secrets" / "deep", p / "docs", p / ".git", o, h / ".ssh", h / "secrets"):
+    p, o, h, e = root / "proj", root / "outside", root / "home", root / "proj-evil"
+    for d in (p / "src", p / "sub", p / "secrets" / "deep", p / "docs", p / ".git", o, h / ".ssh", h / "secrets", e):
         d.mkdir(parents=True)
     for f in (p / "src/app.py", p / ".env", p / "sub/.env", p / "secrets/deep/key.pem", p / "key.pem",
               p / "notes", p / ".git/config", p / "docs" / NFC_NAME, o / "notes.txt", h / ".zshrc",
-              h / ".ssh/id_rsa", h / "secrets/key"):
+              h / ".ssh/id_rsa", h / "secrets/key", e / "x.txt"):
         f.write_text("x")
     os.symlink(p / ".env", p / "link_env")
     os.symlink(o / "notes.txt", p / "src/link_out")
     os.symlink(p / ".git/config", p / "link_git")
-    return {"p": str(p), "o": str(o), "h": str(h)}
+    os.symlink(o, p / "linkdir")
+    return {"p": str(p), "o": str(o), "h": str(h), "e": str(e)}
 
 
 def fill(value: Any, world: dict[str, str]) -> Any:
     if isinstance(value, str):
-        return value.replace("{p}", world["p"]).replace("{o}", world["o"]).replace("{h}", world["h"])
+        return (value.replace("{p}", world["p"]).replace("{o}", world["o"]).replace("{h}", world["h"])
+                .replace("{e}", world["e"]))
     if isinstance(value, dict):
         return {k: fill(v, world) for k, v in value.items()}
     return value
@@ -314,7 +389,10 @@ def test_rule_matrix(case: Case, world: dict[str, str]):
     if case.why:
         assert case.why in decision.reason or case.why == decision.rule, decision
     if case.suggest is not None:
-        assert decision.suggested_rules == case.suggest
-    if decision.behavior == "ask" and decision.decided_by != "mode":
+        assert decision.suggested_rules == tuple(fill(s, world) for s in case.suggest)
+    if decision.behavior == "ask" and "outside the working directories" in decision.reason:
+        # a path outside is lifted by a Read/Edit allow rule naming it: that rule is what is offered
+        assert decision.suggested_rules and all(r.startswith(("Read(//", "Edit(//")) for r in decision.suggested_rules)
+    elif decision.behavior == "ask" and decision.decided_by != "mode":
         # an always-allow that no rule could honour is never offered
         assert decision.suggested_rules == ()

@@ -134,18 +134,68 @@ def load_options_settings(options: SessionOptions) -> LoadedSettings:
 
 
 def build_policy(options: SessionOptions, settings: LoadedSettings | None = None,
-                 emit: Callable[[Any], Any] | None = None) -> PermissionPolicy:
+                 emit: Callable[[Any], Any] | None = None) -> RulePolicy:
     settings = settings or load_options_settings(options)
 
     def warn(code: str, message: str) -> None:
         if emit is not None:
             emit(Warning(code=code, message=message))
 
-    return RulePolicy(
+    policy = RulePolicy(
         cwd=settings.project_dir, mode=settings.default_mode, project_dir=settings.project_dir,
         rules=settings.rules, additional_dirs=settings.additional_dirs, guards=settings.guards,
         destinations=settings.destinations, on_warning=warn,
     )
+    protect_settings(policy, options, settings)
+    return policy
+
+
+def protect_settings(policy: RulePolicy, options: SessionOptions, settings: LoadedSettings) -> None:
+    """Settings files and the hook scripts they name: writing them always asks (self-protection)."""
+    from tui_app.config import user_config_dir
+    from tui_app.runtime.permissions.self_protection import hook_scripts, settings_files
+
+    extra = [options.settings_file] if options.settings_file and not options.settings_file.lstrip().startswith("{") \
+        else []
+    handlers = [(h.command, h.args) for groups in settings.hooks.groups.values() for g in groups for h in g.handlers]
+    policy.protect(settings_files(settings.project_dir, policy.home, str(user_config_dir()), extra))
+    policy.protect(hook_scripts(handlers, settings.project_dir, policy.home))
+
+
+def build_sandbox(policy: RulePolicy, settings: LoadedSettings) -> Any:
+    """The Bash sandbox: Claude Code's `sandbox` settings, on wherever bubblewrap works unless
+    `enabled: false` (DESIGN §12). Problems with the settings or the platform are announced."""
+    from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy, parse_sandbox
+    from tui_app.tools.bash.sandbox import probe
+
+    values, errors = parse_sandbox(settings.sandbox_layers, policy.home)
+    settings.errors.extend(errors)
+    sandbox = SandboxPolicy(values, dirs=policy.dirs, home=policy.home, read_denials=policy.read_patterns,
+                            protected=lambda: policy.protected_paths, web_domains=policy.web_domains)
+    if sandbox.enabled:
+        found = probe()
+        sandbox.available, sandbox.unavailable_reason = found.available, found.reason
+        sandbox.network_available = found.network
+
+    def remember(host: str, rules: list[str], destination: str) -> None:
+        sandbox.session_domains.add(host)
+        policy.add_rules("allow", rules, destination)
+
+    sandbox.remember = remember
+    policy.sandbox = sandbox
+    return sandbox
+
+
+def sandbox_events(sandbox: Any) -> list[Any]:
+    from tui_app.runtime.events import SandboxStatus
+    from tui_app.runtime.permissions.sandbox_policy import unavailable_message
+
+    events: list[Any] = [SandboxStatus(status=sandbox.status, reason=sandbox.unavailable_reason,
+                                       network=sandbox.network_available)]
+    message = unavailable_message(sandbox)
+    if message:
+        events.append(Warning(code="sandbox_unavailable", message=message))
+    return events
 
 
 def build_hooks(options: SessionOptions, settings: LoadedSettings | None = None,
@@ -184,6 +234,13 @@ def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
     return {"artifacts": ArtifactStore(session_id, session_dir(session_id) / "artifacts"),
             "file_state": FileState(check_cwd(options.cwd)), "todos": TodoList(),
             "background_tasks": BackgroundTasks()}
+
+
+def readable_artifacts(policy: RulePolicy, session: Session) -> None:
+    """The session's own persisted outputs may be read back without a question about where they are."""
+    from tui_app.runtime.paths import session_dir
+
+    policy.dirs.add_readable([str(session_dir(session.id) / "artifacts")])
 
 
 def connect_services(session: Session) -> None:
@@ -311,6 +368,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         loaded = replace(loaded, hooks=vigil_only_hooks(loaded.hooks))  # Claude Code runs its own
     relay = EventRelay()
     policy = build_policy(options, loaded, relay)
+    sandbox = build_sandbox(policy, loaded)  # type: ignore[arg-type]
     registry = build_registry(policy)
     session = Session(
         agent=driver or run_turn, cwd=cwd, model=model, registry=registry, policy=policy,
@@ -321,10 +379,13 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     )
     relay.target = session.emit
     session.startup_events.extend(settings_events(loaded))
+    session.startup_events.extend(sandbox_events(sandbox))
     session.services.update(build_services(options, session.id))
     # the settings screen shows where each setting comes from, and saves to these files
     session.services.update({"settings": loaded, "session_options": options})
     session.services["agent_names"] = agent_names(values)  # the palette offers a new session with each
+    session.services["sandbox"] = sandbox
+    readable_artifacts(policy, session)
     recorded = None
     if options.resume:
         from tui_app.runtime.session_lock import SessionInUse

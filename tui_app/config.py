@@ -58,6 +58,8 @@ class LoadedSettings:
     guards: list[DenyGuard] = field(default_factory=list)
     destinations: dict[str, Path] = field(default_factory=dict)
     approval_timeout_s: float | None = None
+    #: each file's `sandbox` object, lowest priority first: (source, base dir, value)
+    sandbox_layers: list[tuple[str, str, Any]] = field(default_factory=list)
     #: the other top-level keys (model, provider, baseUrl, apiKeyEnv, env …): the highest file wins
     values: dict[str, Any] = field(default_factory=dict)
 
@@ -156,6 +158,8 @@ def _apply_text(loaded: LoadedSettings, source: str, text: str, base_dir: str) -
         return
     loaded.files.append(source)
     loaded.values.update({k: v for k, v in data.items() if k not in ("permissions", "hooks")})
+    if "sandbox" in data:
+        loaded.sandbox_layers.append((source, base_dir, data["sandbox"]))
     _apply_permissions(loaded, source, text, data.get("permissions"), base_dir)
     if "hooks" in data:
         groups, issues = parse_hooks(data["hooks"], source)

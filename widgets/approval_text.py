@@ -32,6 +32,10 @@ def relative(path: str, cwd: str | None) -> str:
     return tilde(path)
 
 
+#: how the sentence about a command ends: where it will run
+SANDBOX_WORDS = {True: ", in the sandbox", False: ", OUTSIDE the sandbox (it can change anything you can)"}
+
+
 def describe_action(request: PermissionRequested, cwd: str | None = None) -> str:
     data: dict[str, Any] = request.input if isinstance(request.input, dict) else {}
     display = request.preview_display
@@ -51,8 +55,11 @@ def describe_action(request: PermissionRequested, cwd: str | None = None) -> str
         lines = command.strip("\n").split("\n")
         shown = one_line(lines[0], COMMAND_IN_SENTENCE)
         more = f" (+{plural(len(lines) - 1, 'more line')})" if len(lines) > 1 else ""
+        host = data.get("network_host")
+        if isinstance(host, str):
+            return f"Let `{shown}`{more} connect to {one_line(host, 200)} from the sandbox"
         where = f" in {tilde(cwd)}" if cwd else ""
-        return f"Run `{shown}`{more}{where}"
+        return f"Run `{shown}`{more}{where}{SANDBOX_WORDS.get(request.sandboxed, '')}"
     url = data.get("url")
     if isinstance(url, str):
         return f"Fetch {one_line(url, 200)}"
@@ -77,7 +84,9 @@ def describe_reason(request: PermissionRequested) -> str:
 
 
 def describe_facts(request: PermissionRequested) -> str:
-    return (f"risk {request.risk} · touches {request.side_effect_scope} · "
+    sandbox = {True: "sandboxed · ", False: "NOT sandboxed · "}.get(request.sandboxed, "") \
+        if request.sandboxed is not None else ""
+    return (f"{sandbox}risk {request.risk} · touches {request.side_effect_scope} · "
             f"input sha256 {short_hash(request.input_sha256)}")
 
 

@@ -18,6 +18,7 @@ from tui_app.runtime.events import (
     PermissionModeChanged,
     PermissionRequested,
     PermissionResolved,
+    SandboxStatus,
     SessionEnded,
     SessionStarted,
     TurnEnded,
@@ -37,6 +38,10 @@ MODE_STYLES = {
     "dontAsk": "bold $text-warning",
     "bypassPermissions": "bold $text-error",
 }
+
+
+#: said in the header when Bash commands do not run in a sandbox
+SANDBOX_LABELS = {"unavailable": ("⚠ no sandbox", "bold $text-error"), "off": ("sandbox off", "bold $text-warning")}
 
 
 def fmt_tokens(n: int) -> str:
@@ -68,6 +73,8 @@ class HeaderState:
     tag: str = ""
     #: why the session log stopped being written ("disk full"), shown until the app ends
     log_failure: str = ""
+    #: "on", "off", "unavailable" ("" until the session says)
+    sandbox: str = ""
 
     def apply(self, event: Any) -> bool:
         """Fold one event in; True when the header should be redrawn."""
@@ -83,6 +90,8 @@ class HeaderState:
             self.agent, self.model = event.agent, event.model or self.model
         elif isinstance(event, AgentModeChanged):
             self.agent_mode = next((m.name for m in event.modes if m.id == event.mode), "") or event.mode
+        elif isinstance(event, SandboxStatus):
+            self.sandbox = event.status
         elif isinstance(event, ModelStepEnded):
             self.input_tokens += int(event.usage.get("input_tokens", 0) or 0)
             self.output_tokens += int(event.usage.get("output_tokens", 0) or 0)
@@ -119,6 +128,8 @@ class HeaderState:
                   ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep]
         if self.agent_mode:  # the agent's own mode decides what it asks Vigil at all
             parts[-1:-1] = [(" · agent ", "$foreground 60%"), (one_line(self.agent_mode, 30), "bold")]
+        if self.sandbox in SANDBOX_LABELS:
+            parts += [SANDBOX_LABELS[self.sandbox], sep]
         if self.ended:
             parts.append(("ended", "$foreground 60%"))
         elif self.waiting:

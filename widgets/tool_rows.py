@@ -83,12 +83,20 @@ class ToolRow:
     #: 0..1 when the tool reports progress with a total
     progress: float | None = None
     error_code: str | None = None
+    #: Bash: runs in the sandbox (True), outside it (False), or no sandbox in the picture (None)
+    sandboxed: bool | None = None
     #: bumped on every change; the table's line cache keys on it
     version: int = 0
     #: the Agent call whose subagent made this call (None: the session's own agent)
     parent: str | None = None
     #: calls its subagents made (an Agent call)
     children: int = 0
+
+    @property
+    def tool_label(self) -> str:
+        """The tool, marked ▣ when it runs in the sandbox and □ when it runs outside one."""
+        mark = {True: " ▣", False: " □"}.get(self.sandboxed, "") if self.sandboxed is not None else ""
+        return self.tool + mark
 
     @property
     def settled(self) -> bool:
@@ -170,6 +178,8 @@ def _scheduled(row: ToolRow, event: ToolCallScheduled) -> bool:
 def _asked(row: ToolRow, event: PermissionRequested) -> bool:
     row.state = "awaiting approval"
     row.tool = event.tool or row.tool
+    if event.sandboxed is not None:
+        row.sandboxed = event.sandboxed
     row.target = target_of_input(event.input) or row.target
     return True
 
@@ -187,6 +197,7 @@ def _resolved(row: ToolRow, event: PermissionResolved) -> bool:
 def _started(row: ToolRow, event: ToolCallStarted) -> bool:
     row.state = "running"
     row.tool = event.tool or row.tool
+    row.sandboxed = event.sandboxed
     row.target = event.target or target_of_input(event.input) or row.target
     row.started_ts = event.ts or time.time()
     if not row.group:

@@ -87,8 +87,8 @@ async def test_in_front_of_the_screen_only_the_bell(tmp_path, monkeypatch):
     async with app.run_test(size=(140, 40)) as pilot:
         await started(pilot)
         await type_prompt(pilot, "swap it")
-        await wait_until(pilot, lambda: app.dialog is not None, "the approval dialog")
-        assert app.bells >= 1 and app.notifier.sent == [] and not log.exists()
+        await wait_until(pilot, lambda: app.dialog is not None and app.bells >= 1, "the approval dialog and its bell")
+        assert app.notifier.sent == [] and not log.exists()
         app.notifier.enabled = False  # the settings screen's switch, or the settings file's
         app.post_message(events.AppBlur())
         await pilot.pause()

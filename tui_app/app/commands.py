@@ -14,7 +14,13 @@ from textual.content import Content
 
 from tui_app.app.screens.info import memory_lines
 from tui_app.app.screens.main import MODES, TABLE_FILTERS, MainScreen
-from tui_app.app.session_actions import export_transcript, open_mcp_servers, open_session_browser, open_settings_files
+from tui_app.app.session_actions import (
+    export_transcript,
+    open_add_directory,
+    open_mcp_servers,
+    open_session_browser,
+    open_settings_files,
+)
 
 #: slash commands the palette reaches too: (name, label, help)
 SLASH_PALETTE = (
@@ -83,6 +89,8 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
         for mode in MODES:
             found.append((f"Permission mode: {mode}", partial(main.set_mode, mode), MODE_HELP[mode]))
         found.append(("Focus the prompt", partial(main.action_focus, "prompt"), "ctrl+e"))
+        found.append(("Add directory", partial(open_add_directory, main),
+                      "a working directory more: reads and writes there do not ask about where they are"))
         found += [(f"/{name}: {label}", partial(run_slash, main, f"/{name}"), help_text)
                   for name, label, help_text in SLASH_PALETTE]
         found += agent_commands(main)

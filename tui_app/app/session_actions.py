@@ -4,6 +4,7 @@ read-only replay), the settings report, the transcript export, the MCP servers."
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,26 @@ async def export_transcript(screen: MainScreen) -> Path | None:
         return None
     screen.notify(f"Transcript written to {one_line(str(path), 300)}", markup=False, timeout=8)
     return path
+
+
+def open_add_directory(screen: MainScreen) -> None:
+    """Ask for a directory, then make it a working directory of the live session."""
+    from tui_app.app.screens.add_directory import AddDirectoryScreen
+
+    controls = screen.controls
+    if controls is None:
+        return
+    policy = getattr(getattr(controls, "session", None), "policy", None)
+    current = list(getattr(getattr(policy, "dirs", None), "dirs", ()) or [])
+
+    def chosen(path: str | None) -> None:
+        if not path:
+            return
+        ok, what = controls.add_directory(path)  # as /add-dir does
+        screen.notify(f"Working directory added: {what}" if ok else f"Not added: {what}",
+                      severity="information" if ok else "warning", markup=False, timeout=3)
+
+    screen.app.push_screen(AddDirectoryScreen(screen.cwd or os.getcwd(), current), chosen)
 
 
 def open_settings_files(screen: MainScreen) -> None:

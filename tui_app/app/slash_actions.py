@@ -215,7 +215,7 @@ def _permissions(screen: MainScreen, arguments: str, text: str) -> None:
     for rule in rules:
         by_source.setdefault(rule.source, []).append(rule)
     rows: list[Content] = [Content(f"Mode: {policy.mode}")]
-    for directory in getattr(policy, "workdirs", ())[::2]:
+    for directory in getattr(getattr(policy, "dirs", None), "dirs", ()):  # the working directories, as given
         rows.append(Content.assemble("Working directory: ", plain(one_line(tilde(directory), 200))))
     for source, found in by_source.items():
         rows += [Content(""), plain(one_line(tilde(source), 200), "bold")]

@@ -65,6 +65,7 @@ async def approve(state: CallState, decision: PermissionDecision, with_hooks: bo
             preview=reveal_controls(preview.body) if preview else json.dumps(state.input, indent=2, ensure_ascii=False),
             preview_display=neutralize_display(preview.display, reveal=True) if preview else None,
             suggested_rules=list(decision.suggested_rules), interactive=broker.interactive,
+            sandboxed=state.sandboxed,
         ))
 
     hook = None
@@ -151,8 +152,9 @@ async def _rewrite_approved(state: CallState, request: ApprovalRequest, answer: 
         _resolve_denied(state, request, "hook", f"The hook's rewritten input was rejected: {ended.message}")
         raise
     state.flags = spec.flags_of(state.input)
-    decision = combine_with_hook(env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd)),
-                                 "allow", answer.reason, spec)
+    decision = env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd))
+    state.sandboxed = decision.sandboxed
+    decision = combine_with_hook(decision, "allow", answer.reason, spec)
     if decision.behavior == "deny":
         _resolve_denied(state, request, decision.decided_by, decision.reason, decision.rule)
         raise CallEnded("permission", "permission_denied", decision.reason)

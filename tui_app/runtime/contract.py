@@ -253,6 +253,8 @@ class ToolContext:
     timeout_ms: int | None = None
     services: Mapping[str, Any] = field(default_factory=dict)
     emit: Callable[[Any], None] | None = None
+    #: Bash: the permission stage decided this call runs in the sandbox (None: no decision made)
+    sandboxed: bool | None = None
 
     def service(self, name: str) -> Any:
         return self.services.get(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
+import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from tui_app.runtime.contract import ToolFlags
@@ -30,7 +31,9 @@ def _is_none(value: Any) -> bool:
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # built on first use, not at import: a run uses a third of the event types, and building
+    # every one was most of the start-up of a headless run
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
     ephemeral: ClassVar[bool] = False
 
     seq: int = 0
@@ -148,6 +151,27 @@ class AgentCommandsChanged(_Event):
     type: Literal["AgentCommandsChanged"] = "AgentCommandsChanged"
     agent: str
     commands: list[AgentCommand] = Field(default_factory=list)
+
+
+class SandboxStatus(_Event):
+    """Whether Bash commands run in a sandbox in this session ("off": settings turned it off;
+    "unavailable": bubblewrap cannot run here). The header says so when they do not."""
+
+    type: Literal["SandboxStatus"] = "SandboxStatus"
+    status: Literal["on", "off", "unavailable"]
+    reason: str = ""
+    #: sandboxed commands can reach allowed hosts through the proxy (socat is there)
+    network: bool = True
+
+
+class WorkingDirectoriesChanged(_Event):
+    """The working directories now (the cwd first), and what changed: `--add-dir`, "Add directory",
+    a hook's addDirectories / removeDirectories."""
+
+    type: Literal["WorkingDirectoriesChanged"] = "WorkingDirectoriesChanged"
+    directories: list[str]
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
 
 
 class SessionEnded(_Event):
@@ -270,6 +294,8 @@ class PermissionRequested(_Event):
     suggested_rules: list[str] = Field(default_factory=list)
     #: what the "interactive" half of the race is (False → nobody but hooks can answer)
     interactive: bool = True
+    #: Bash: the command will run in the sandbox (None: not a sandboxable call, or no sandbox known)
+    sandboxed: bool | None = None
 
 
 class PermissionResolved(_Event):
@@ -305,6 +331,8 @@ class ToolCallStarted(_Event):
     flags: ToolFlags
     timeout_ms: int | None = None
     group: int = 0
+    #: Bash: it runs in the sandbox (None: not a sandboxable call, or no sandbox known)
+    sandboxed: bool | None = None
 
 
 class ToolCallProgress(_Event):
@@ -471,7 +499,7 @@ class PlanApprovalAsked(_Event):
 
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
-    | AgentConnected | AgentModeChanged | AgentCommandsChanged
+    | AgentConnected | AgentModeChanged | AgentCommandsChanged | SandboxStatus | WorkingDirectoriesChanged
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun
@@ -481,13 +509,31 @@ SessionEvent = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEvent)
-
 ToolOutcomeEvent = ToolCallResult | ToolCallError
 
 
+def __getattr__(name: str) -> Any:
+    # the union's validator is built on first use (it builds every event type)
+    if name == "EVENT_ADAPTER":
+        adapter = globals()["EVENT_ADAPTER"] = TypeAdapter(SessionEvent)
+        return adapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def event_class(type_name: Any) -> type[_Event]:
+    """The event class a `type` names; ValueError for one this version does not know."""
+    cls = _BY_TYPE.get(type_name) if isinstance(type_name, str) else None
+    if cls is None:
+        raise ValueError(f"unknown event type {str(type_name)[:60]!r}")
+    return cls
+
+
 def parse_event(line: str | bytes) -> Any:
-    return EVENT_ADAPTER.validate_json(line)
+    """One event from its own JSON. Only the named type is validated (and built), not the union."""
+    data = pydantic_core.from_json(line)
+    if not isinstance(data, dict):
+        raise ValueError("an event must be a JSON object")
+    return event_class(data.get("type")).model_validate(data)
 
 
 def event_types() -> list[type[_Event]]:
@@ -499,3 +545,6 @@ def event_types() -> list[type[_Event]]:
         if "type" in cls.model_fields:
             found.append(cls)
     return found
+
+
+_BY_TYPE: dict[str, type[_Event]] = {cls.model_fields["type"].default: cls for cls in event_types()}

@@ -124,6 +124,17 @@ def pydantic_issues(error: ValidationError, data: Any) -> list[Issue]:
 
 _UNION_TAGS = {"str", "int", "float", "bool", "list", "dict", "none"}
 
+#: inputs of the built-in tools that name a file (or a pattern of files)
+PATH_FIELDS = frozenset({"file_path", "path", "notebook_path", "artifact", "pattern", "glob"})
+
+
+def path_issues(data: dict[str, Any]) -> list[Issue]:
+    """A NUL byte cannot be in a file name (the OS refuses it, Python raises): an input error the
+    model can read and fix, never a crash."""
+    return [Issue("invalid_path", (key,), f"The parameter `{key}` contains a NUL byte, which no path can hold",
+                  code="invalid_format")
+            for key in sorted(PATH_FIELDS & data.keys()) if isinstance(data[key], str) and "\x00" in data[key]]
+
 
 def jsonschema_issues(schema: dict[str, Any], data: Any) -> list[Issue]:
     import jsonschema  # imported here: only tools from outside need it
@@ -158,28 +169,38 @@ def jsonschema_issues(schema: dict[str, Any], data: Any) -> list[Issue]:
 
 def validate_input(spec: ToolSpec, raw: Any) -> tuple[dict[str, Any] | None, list[Issue]]:
     """Returns (canonical input, []) or (None, issues)."""
+    data, _, issues = check_input(spec, raw)
+    return data, issues
+
+
+def check_input(spec: ToolSpec, raw: Any) -> tuple[dict[str, Any] | None, Any, list[Issue]]:
+    """(canonical input, the handler's parsed view of it or None, issues): the parsed model is
+    kept so the handler does not validate the same input a second time."""
     data = normalise_input(raw)
     if not isinstance(data, dict):
-        return None, [Issue("wrong_type", (), "input must be an object", expected="object",
-                            received=json_type_name(data), code="invalid_type")]
+        return None, None, [Issue("wrong_type", (), "input must be an object", expected="object",
+                                  received=json_type_name(data), code="invalid_type")]
     if spec.input_model is not None:
         try:
-            spec.input_model.model_validate(data)
+            parsed = spec.input_model.model_validate(data)
         except ValidationError as exc:
-            return None, pydantic_issues(exc, data)
+            return None, None, pydantic_issues(exc, data)
+        impossible = path_issues(data)
+        if impossible:
+            return None, None, impossible
         # the canonical input is what the model sent, nothing invented: defaults are the
         # handler's business; hooks and the approval hash see the call as proposed
-        return dict(data), []
+        return dict(data), parsed, []
     if spec.input_schema is not None:
         issues = jsonschema_issues(dict(spec.input_schema), data)
-        return (None, issues) if issues else (data, [])
-    return data, []
+        return (None, None, issues) if issues else (data, None, [])
+    return data, None, []
 
 
 def issues_text(tool_name: str, issues: list[Issue]) -> str:
     """The sentence(s) after `InputValidationError: `. Missing / unexpected / wrong-type issues
     get one line each and hide the rest; otherwise the issues go out as a JSON list."""
-    lines = [i.message for i in issues if i.kind == "invalid_json"]
+    lines = [i.message for i in issues if i.kind in ("invalid_json", "invalid_path")]
     lines += [f"The required parameter `{i.param}` is missing" for i in issues if i.kind == "missing"]
     lines += [f"An unexpected parameter `{i.param}` was provided" for i in issues if i.kind == "unexpected"]
     lines += [

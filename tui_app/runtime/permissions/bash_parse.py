@@ -19,9 +19,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
 
 MAX_COMMAND_CHARS = 10_000
 MAX_NESTING = 4
@@ -31,16 +32,32 @@ HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _STATEMENT_COMMANDS = frozenset({"declaration_command", "unset_command"})
 
-_LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
+
+
+@lru_cache(maxsize=1)
+def _language() -> object:
+    # loaded with the first command parsed: a session that runs no Bash never pays for it
+    import tree_sitter_bash
+    from tree_sitter import Language
+
+    return Language(tree_sitter_bash.language())
 
 
 def _parser() -> Parser:
     # a Parser is not safe to share between threads; the runtime and a UI thread may both parse
     parser = getattr(_local, "parser", None)
     if parser is None:
-        parser = _local.parser = Parser(_LANGUAGE)
+        from tree_sitter import Parser
+
+        parser = _local.parser = Parser(_language())
     return parser
+
+
+#: one run of a word: ("raw", text) unquoted (globs, braces and `~` are live), ("lit", text) quoted or
+#: escaped, ("var", name) / ("qvar", name) a plain parameter unquoted / quoted, ("unknown", source)
+#: anything else that expands at run time (substitutions, `${x:-…}`, `$_` …)
+Piece = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -49,6 +66,8 @@ class Word:
     source: str
     #: its value after quote removal, or None when it expands at run time ($VAR, $( ), globs stay)
     value: str | None
+    #: what the word is made of, for resolving it (see `bash_words`)
+    pieces: tuple[Piece, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,8 @@ class ParsedCommand:
     redirects: tuple[Redirect, ...] = ()
     #: why the command could not be read (then `commands` is empty)
     error: str | None = None
+    #: every kind of syntax node in the line (the classifier allows only a few)
+    node_types: frozenset[str] = frozenset()
 
     @property
     def ok(self) -> bool:
@@ -114,14 +135,15 @@ class _Unreadable(Exception):
 def parse_command(source: str) -> ParsedCommand:
     if len(source) > MAX_COMMAND_CHARS:
         return ParsedCommand(source, error=f"the command is longer than {MAX_COMMAND_CHARS} characters")
+    types: set[str] = set()
     try:
-        commands, redirects = _split(source, 0)
+        commands, redirects = _split(source, 0, types)
     except _Unreadable as exc:
         return ParsedCommand(source, error=str(exc))
-    return ParsedCommand(source, tuple(commands), tuple(redirects))
+    return ParsedCommand(source, tuple(commands), tuple(redirects), node_types=frozenset(types))
 
 
-def _split(source: str, depth: int) -> tuple[list[SimpleCommand], list[Redirect]]:
+def _split(source: str, depth: int, types: set[str] | None = None) -> tuple[list[SimpleCommand], list[Redirect]]:
     if depth > MAX_NESTING:
         raise _Unreadable("shell strings are nested too deeply to check")
     tree = _parser().parse(source.encode("utf-8"))
@@ -130,7 +152,7 @@ def _split(source: str, depth: int) -> tuple[list[SimpleCommand], list[Redirect]
         raise _Unreadable(_syntax_error(root, source))
     commands: list[SimpleCommand] = []
     redirects: list[Redirect] = []
-    _walk(root, commands, redirects, depth)
+    _walk(root, commands, redirects, depth, types if types is not None else set())
     return commands, redirects
 
 
@@ -146,8 +168,20 @@ def _syntax_error(root: Node, source: str) -> str:
     return "the command is not valid shell"
 
 
-def _walk(node: Node, commands: list[SimpleCommand], redirects: list[Redirect], depth: int) -> None:
+def _walk(node: Node, commands: list[SimpleCommand], redirects: list[Redirect], depth: int,
+          types: set[str]) -> None:
     kind = node.type
+    if kind == "test_command" and node.children and node.children[0].type == "[":
+        # `[ … ]` is the `[` builtin, a command like `test` (only `[[ … ]]` is syntax of its own)
+        _bracket_test(node, commands, depth, types)
+        return
+    if node.is_named:
+        types.add(kind)
+    if kind == "expansion" and [c.type for c in node.children] != ["${", "variable_name", "}"]:
+        # `${x:-…}`, `${x:offset}`, `${!x}` …: arithmetic and indirection can run commands
+        types.add("expansion_with_operator")
+    if kind == "compound_statement" and node.children and node.children[0].type == "((":
+        types.add("arithmetic_command")  # `(( … ))` evaluates subscripts, and a `$( )` in one
     if kind == "command":
         command = _simple_command(node)
         commands.append(command)
@@ -164,7 +198,22 @@ def _walk(node: Node, commands: list[SimpleCommand], redirects: list[Redirect], 
         assignments = node.children if kind == "variable_assignments" else [node]
         commands.append(SimpleCommand((), tuple(_text(a) for a in assignments)))
     for child in node.children:
-        _walk(child, commands, redirects, depth)
+        _walk(child, commands, redirects, depth, types)
+
+
+def _bracket_test(node: Node, commands: list[SimpleCommand], depth: int, types: set[str]) -> None:
+    """`[ EXPR ]` as the simple command `[ EXPR ]` (read like `test EXPR ]`), and the commands
+    its substitutions run."""
+    inner = _text(node)[1:-1]
+    found: list[SimpleCommand] = []
+    tree = _parser().parse(f"test {inner} ]".encode())
+    if tree.root_node.has_error:
+        raise _Unreadable(_syntax_error(tree.root_node, inner))
+    _walk(tree.root_node, found, [], depth, types)
+    head = found[0]
+    commands.append(SimpleCommand((Word("[", "[", (("lit", "["),)), *head.words[1:]), head.assignments,
+                                  head.wrappers))
+    commands.extend(found[1:])
 
 
 def _text(node: Node) -> str:
@@ -223,7 +272,7 @@ def _redirect(node: Node) -> Redirect:
 # ---- words ---------------------------------------------------------------------------------------
 
 def _word(node: Node) -> Word:
-    return Word(_text(node), _literal(node))
+    return Word(_text(node), _literal(node), _pieces(node))
 
 
 def _literal(node: Node) -> str | None:
@@ -245,6 +294,128 @@ def _literal(node: Node) -> str | None:
         values = [_literal(c) for c in node.children]
         return None if any(v is None for v in values) else "".join(values)  # type: ignore[arg-type]
     return None
+
+
+def _pieces(node: Node) -> tuple[Piece, ...]:
+    """The runs a word is made of (see `Piece`). A composite node whose children do not cover its
+    text exactly (a `$"…"` string, a token the grammar left out) is unknown as a whole."""
+    kind = node.type
+    if kind == "word":
+        return _unquoted_pieces(_text(node))
+    if kind == "number":
+        return (("raw", _text(node)),)
+    if kind == "raw_string":
+        return (("lit", _text(node)[1:-1]),)
+    if kind == "ansi_c_string":
+        decoded = ansi_c(_text(node)[2:-1])
+        return (("lit", decoded),) if decoded is not None else (("unknown", _text(node)),)
+    if kind in ("simple_expansion", "expansion"):
+        name = _parameter(node)
+        return (("var", name),) if name else (("unknown", _text(node)),)
+    if kind == "string":
+        inner = [c for c in node.children if c.type != '"']
+        if not _covers(node, inner, 1, 1):
+            return (("unknown", _text(node)),)
+        out: list[Piece] = []
+        for child in inner:
+            if child.type == "string_content":
+                out.append(("lit", _unescape(_text(child), '$`"\\\n')))
+            elif child.type in ("simple_expansion", "expansion") and _parameter(child):
+                out.append(("qvar", _parameter(child) or ""))
+            else:
+                out.append(("unknown", _text(child)))
+        return tuple(out) or (("lit", ""),)
+    if kind == "concatenation" and _covers(node, node.children, 0, 0):
+        return tuple(piece for child in node.children for piece in _pieces(child))
+    return (("unknown", _text(node)),)
+
+
+def _covers(node: Node, children: list[Node], head: int, tail: int) -> bool:
+    """The children, back to back, are exactly the node's text between `head` and `tail` bytes."""
+    at = node.start_byte + head
+    for child in children:
+        if child.start_byte != at:
+            return False
+        at = child.end_byte
+    return at == node.end_byte - tail
+
+
+def _parameter(node: Node) -> str | None:
+    """`$NAME` or `${NAME}`: the name. Special parameters (`$_`, `$@`, `$1` …) and any operator
+    (`${x:-…}`, `${#x}`, `${!x}`) are not plain parameters."""
+    named = [c for c in node.children if c.is_named]
+    if len(named) != 1 or named[0].type != "variable_name":
+        return None
+    if node.type == "expansion" and [c.type for c in node.children] != ["${", "variable_name", "}"]:
+        return None
+    return _text(named[0])
+
+
+def _unquoted_pieces(text: str) -> tuple[Piece, ...]:
+    out: list[Piece] = []
+
+    def add(kind: str, chunk: str) -> None:
+        if out and out[-1][0] == kind:
+            out[-1] = (kind, out[-1][1] + chunk)
+        else:
+            out.append((kind, chunk))
+
+    i = 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                add("lit", text[i + 1])
+            i += 2
+            continue
+        add("raw", text[i])
+        i += 1
+    return tuple(out)
+
+
+_SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+                   "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def ansi_c(body: str) -> str | None:
+    """The value of `$'…'` (its body): bash's escapes; None for what is not worth guessing
+    (`\\c` control characters). A NUL ends the string, as in bash."""
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[nxt])
+            i += 2
+        elif nxt in "01234567":
+            j = i + 1
+            while j < len(body) and j < i + 4 and body[j] in "01234567":
+                j += 1
+            out.append(chr(int(body[i + 1:j], 8) & 0xFF))
+            i = j
+        elif nxt in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[nxt]
+            j = i + 2
+            while j < len(body) and j < i + 2 + width and body[j] in "0123456789abcdefABCDEF":
+                j += 1
+            if j == i + 2:
+                out.append("\\" + nxt)
+            else:
+                try:
+                    out.append(chr(int(body[i + 2:j], 16)))
+                except (ValueError, OverflowError):
+                    return None
+            i = j
+        elif nxt == "c":
+            return None
+        else:
+            out.append("\\" + nxt)
+            i += 2
+    text = "".join(out)
+    return text.split("\x00", 1)[0]
 
 
 def _unescape(text: str, escapable: str | None = None) -> str:

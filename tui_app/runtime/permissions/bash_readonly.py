@@ -1,28 +1,35 @@
-"""Which shell commands only read, and the Bash tool's flags for one command.
+"""Which shell command lines only read, what they read, and the Bash tool's flags for one command.
 
-    from tui_app.runtime.permissions.bash_readonly import bash_flags
+    from tui_app.runtime.permissions.bash_readonly import bash_flags, classify
 
-    BASH = ToolSpec(name="Bash", ..., flags=BASH_FLAGS, flags_for=lambda data: bash_flags(data["command"]))
+    BASH = ToolSpec(name="Bash", ..., flags_for=lambda data: bash_flags(data["command"]))
 
-`bash_flags(command)` returns READ_ONLY_BASH_FLAGS (read-only, concurrency-safe, side-effect
-scope none, needs no approval, risk low) when every simple command of the line only reads —
-`git status`, `ls -la | wc -l`, `grep -rn foo src 2>/dev/null` — and otherwise BASH_FLAGS (or
-DESTRUCTIVE_BASH_FLAGS for `rm -rf`, `git reset --hard` and friends). So `git status` runs in
-parallel with reads and never asks, while `rm -rf build` runs alone and asks.
+The classifier is a convenience, not the boundary: whatever it lets run without asking runs in the
+sandbox where there is one. It is still built not to be talked into running anything:
 
-A command counts as read-only only if the line parses, no part writes a file (`>` to anything
-but /dev/null), no part sets variables other than harmless locale ones, and every simple
-command — including those inside `$( )` — is one of the read-only commands below in a form
-that cannot write or run anything (`find` without `-exec`/`-delete`, `git branch` without
-`-d`/`-m`, `sort` without `-o`, `rg` without `--pre` …).
+* Only a few kinds of syntax: simple commands joined by `;` `&&` `||` `|`, subshells, `!`, quotes,
+  `$'…'`, input redirections and output to /dev/null. No command, process or arithmetic
+  substitution anywhere (bash runs a `$( )` even inside a quoted array subscript: `test -v
+  'a[$(rm x)]'`), no `[[ ]]`, no `${x:-…}`, no loops, functions, heredocs or assignments but a
+  few harmless locale ones.
+* Every simple command is on the known list (`bash_programs`) with only its known-safe options;
+  `xargs` and `nohup` are never stripped away for it.
+* Every word is known: plain parameters other than `$PWD` and `$HOME` are not (`$_` is the last
+  word of the previous command, so `: -v; printf "$_" …` would smuggle `-v` in); a glob may not
+  expand into a name that starts with `-`.
+* What it reads is worked out (globs, `~`, `$PWD` and every `cd` resolved, see `bash_words`), so
+  that deny rules and the working-directory check see the real paths; a path that cannot be
+  known makes the line not read-only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from tui_app.runtime.contract import ToolFlags
-from tui_app.runtime.permissions.bash_parse import ParsedCommand, SimpleCommand, parse_command
+from tui_app.runtime.permissions.bash_parse import ParsedCommand, SimpleCommand, Word, parse_command
+from tui_app.runtime.permissions.bash_programs import program_use
+from tui_app.runtime.permissions.bash_words import Where, expand_paths, glob_names, word_text
 
 READ_ONLY_BASH_FLAGS = ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none",
                                  needs_approval=False, risk="low")
@@ -30,106 +37,168 @@ BASH_FLAGS = ToolFlags(read_only=False, concurrency_safe=False, side_effect_scop
                        needs_approval=True, risk="medium")
 DESTRUCTIVE_BASH_FLAGS = BASH_FLAGS.model_copy(update={"destructive": True, "risk": "high"})
 
-#: commands that only read whatever their arguments (as long as they are not run with `-exec` etc.)
-PLAIN_READERS = frozenset({
-    "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "which", "stat", "du", "df", "diff",
-    "grep", "egrep", "fgrep", "true", "false", "whoami", "id", "uname",
-    "basename", "dirname", "realpath", "readlink", "cut", "tr", "nl", "cmp", "comm", "md5sum",
-    "sha1sum", "sha256sum", "test", "[", "cd", "type",
+SAFE_ASSIGNMENTS = frozenset({"LANG", "LANGUAGE", "TZ", "NO_COLOR", "COLUMNS", "TERM"})
+#: the syntax a read-only line may use (tree-sitter-bash node types)
+ALLOWED_NODES = frozenset({
+    "program", "comment", "list", "pipeline", "command", "command_name", "word", "string", "string_content",
+    "raw_string", "concatenation", "number", "simple_expansion", "expansion", "variable_name", "ansi_c_string",
+    "file_redirect", "file_descriptor", "redirected_statement", "subshell", "negated_command",
+    "herestring_redirect", "variable_assignment",
 })
-SAFE_ASSIGNMENTS = frozenset({"LANG", "LANGUAGE", "TZ", "NO_COLOR", "COLUMNS", "TERM", "GIT_PAGER", "PAGER"})
-
-FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
-                          "-fprintf", "-fls"})
-GIT_READERS = frozenset({"status", "diff", "log", "show", "branch"})
-GIT_WRITING_OPTIONS = ("--output", "--ext-diff")
-GIT_BRANCH_WRITES = frozenset({"-d", "-D", "-m", "-M", "-c", "-C", "-f", "-u", "--delete", "--move", "--copy",
-                               "--force", "--set-upstream-to", "--unset-upstream", "--edit-description",
-                               "--track", "--no-track", "--create-reflog"})
-GIT_BRANCH_LISTING = frozenset({"-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
-                                "--points-at"})
+#: wrappers the rule matcher strips, but after which the program reads what it is fed
+UNSAFE_WRAPPERS = frozenset({"xargs", "nohup"})
+#: where flags are computed without a working directory: no file matches any glob there
+NOWHERE = Where(("/nonexistent-vigil-cwd",), "/nonexistent-vigil-home")
 
 
-def _values(command: SimpleCommand) -> list[str] | None:
-    values = [w.value for w in command.args]
-    return None if any(v is None for v in values) else values  # type: ignore[return-value]
+@dataclass(frozen=True)
+class ReadPath:
+    """Something a read-only line reads: the paths it may be (None: only known at run time)."""
+
+    source: str
+    paths: tuple[str, ...] | None
+    #: a directory read with everything below it (grep -r, rg …)
+    recursive: bool = False
+    #: which simple command of the line reads it (-1: a redirection of the line)
+    command: int = -1
 
 
-def _find(command: SimpleCommand) -> bool:
-    values = _values(command)
-    return values is not None and not any(v in FIND_ACTIONS for v in values)
+@dataclass
+class Reading:
+    read_only: bool
+    #: why not, in words (the first reason found)
+    reason: str = ""
+    #: what the known commands of the line read (also when the line as a whole is not read-only)
+    reads: list[ReadPath] = field(default_factory=list)
+    #: the directories the line may end up in (after its `cd`s); None once one is unknown
+    dirs: tuple[str, ...] | None = None
+    #: for each simple command of the line: is it a known read-only command on its own?
+    known: list[bool] = field(default_factory=list)
+    #: syntax in which bash may run commands no simple command shows (`[[ ]]`, `$(( ))`, `${x:…}`)
+    hidden: list[str] = field(default_factory=list)
+
+    def refuse(self, reason: str) -> None:
+        if self.read_only:
+            self.read_only, self.reason = False, reason
 
 
-def _rg(command: SimpleCommand) -> bool:
-    values = _values(command)
-    return values is not None and not any(v == "--pre" or v.startswith("--pre=") for v in values)
+#: syntax that evaluates array subscripts or arithmetic, and so can run a `$( )` hidden in a quoted word
+HIDDEN_EXECUTION = frozenset({"test_command", "arithmetic_expansion", "expansion_with_operator", "subscript",
+                              "arithmetic_command", "c_style_for_statement"})
 
 
-def _sort(command: SimpleCommand) -> bool:
-    values = _values(command)
-    if values is None:
-        return False
-    for v in values:
-        if v.startswith(("--output", "--compress-program")):
-            return False
-        if v.startswith("-") and not v.startswith("--") and "o" in v[1:]:
-            return False
-    return True
+def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
+    """Is the line read-only, and what do its known commands read? See the module docstring."""
+    if not parsed.ok:
+        return Reading(False, parsed.error or "the command cannot be read")
+    where = where or NOWHERE
+    reading = Reading(True, dirs=where.dirs)
+    reading.hidden = sorted(parsed.node_types & HIDDEN_EXECUTION)
+    odd = sorted(parsed.node_types - ALLOWED_NODES)
+    if odd:
+        reading.refuse(f"it uses shell syntax that is never auto-allowed ({', '.join(odd)})")
+    for redirect in parsed.redirects:
+        if redirect.writes:
+            reading.refuse(f"it writes to {redirect.target.source}")
+    lost = False  # a `cd` to a place only known at run time
+    for index, cmd in enumerate(parsed.commands):
+        here = Where(reading.dirs or where.dirs, where.home)
+        why = _command_problem(cmd, here)
+        use = why or program_use(cmd)
+        if isinstance(use, str):
+            reading.refuse(use)
+            reading.known.append(False)
+            lost = lost or cmd.name in MOVERS
+            continue
+        known = True
+        for word, recursive in use.reads:
+            found = _read(word, here, lost, recursive, index)
+            if found.paths is None:
+                reading.refuse(f"it reads `{word.source}`, a path only known at run time")
+                known = False
+            else:
+                reading.reads.append(found)
+        if use.implicit_dot:
+            if lost:
+                reading.refuse("it reads a directory only known at run time (after `cd`)")
+                known = False
+            else:
+                reading.reads.append(ReadPath(".", here.dirs, use.recursive, index))
+        reading.known.append(known)
+        if use.moves:
+            target = _cd_target(use.cd, here)
+            if target is None:
+                lost = True
+            else:
+                reading.dirs = tuple(dict.fromkeys((*here.dirs, *target)))
+    for redirect in parsed.redirects:
+        if redirect.reads:
+            found = _read(redirect.target, Where(reading.dirs or where.dirs, where.home), lost, False)
+            if found.paths is None:
+                reading.refuse(f"it reads `{redirect.target.source}`, a path only known at run time")
+            else:
+                reading.reads.append(found)
+    if lost:
+        reading.dirs = None
+    return reading
 
 
-def _git(command: SimpleCommand) -> bool:
-    values = _values(command)
-    if values is None:
-        return False
-    while values and values[0] == "--no-pager":
-        values = values[1:]
-    if not values or values[0] not in GIT_READERS:
-        return False
-    sub, rest = values[0], values[1:]
-    if any(v.startswith(GIT_WRITING_OPTIONS) for v in rest):
-        return False
-    if sub != "branch":
-        return True
-    if any(v in GIT_BRANCH_WRITES or v.startswith(("--set-upstream-to=", "--track=")) for v in rest):
-        return False
-    positional = [v for v in rest if not v.startswith("-")]
-    # `git branch NAME` creates a branch; names are only read with a listing option
-    return not positional or any(v.split("=")[0] in GIT_BRANCH_LISTING for v in rest)
+MOVERS = frozenset({"cd", "pushd", "popd"})
 
 
-def _date(command: SimpleCommand) -> bool:
-    values = _values(command)  # `date -s` sets the clock (and agents often run as root)
-    return values is not None and not any(v.startswith(("-s", "--set")) for v in values)
+def _command_problem(cmd: SimpleCommand, where: Where) -> str:
+    for assignment in cmd.assignments:
+        name, _, value = assignment.partition("=")
+        if (name not in SAFE_ASSIGNMENTS and not name.startswith("LC_")) or any(c in value for c in "$`~"):
+            return f"it sets {name}"
+    unsafe = UNSAFE_WRAPPERS.intersection(cmd.wrappers)
+    if unsafe:
+        return f"`{sorted(unsafe)[0]}` runs a command with arguments only known at run time"
+    if not cmd.words:
+        return "it only sets variables"
+    for word in cmd.words:
+        names = glob_names(word, where)
+        if names is None:
+            return f"`{word.source}` is only known at run time"
+        if _glob_first(word) and any(n.startswith("-") for n in names):
+            return f"`{word.source}` matches a file whose name starts with `-` (it would be read as an option)"
+    if word_text(cmd.words[0]) is None:
+        return f"the program `{cmd.words[0].source}` is only known at run time"
+    return ""
 
 
-def _hostname(command: SimpleCommand) -> bool:
-    values = _values(command)  # `hostname NAME` renames the machine
-    return values is not None and all(v.startswith("-") for v in values)
+def _glob_first(word: Word) -> bool:
+    """The word starts with a wildcard: what it expands to may start with anything, `-` too."""
+    first = word.pieces[0] if word.pieces else ("lit", "")
+    return first[0] == "raw" and first[1][:1] in ("*", "?", "[")
 
 
-CHECKED_READERS: dict[str, Callable[[SimpleCommand], bool]] = {
-    "find": _find, "rg": _rg, "sort": _sort, "git": _git, "date": _date, "hostname": _hostname,
-}
+def _read(word: Word, where: Where, lost: bool, recursive: bool, command: int = -1) -> ReadPath:
+    text = word_text(word)
+    if lost and not (text is not None and text.startswith("/")):
+        return ReadPath(word.source, None, recursive, command)
+    if text == "-":
+        return ReadPath(word.source, (), recursive, command)  # stdin
+    paths = expand_paths(word, where)
+    return ReadPath(word.source, tuple(paths) if paths is not None else None, recursive, command)
 
 
-def command_is_read_only(command: SimpleCommand) -> bool:
-    if any(a.split("=", 1)[0] not in SAFE_ASSIGNMENTS and not a.startswith("LC_") for a in command.assignments):
-        return False
-    name = command.name
-    if name is None:
-        return False
-    if name in PLAIN_READERS:
-        return True
-    check = CHECKED_READERS.get(name)
-    return check is not None and check(command)
+def _cd_target(word: Word | None, where: Where) -> list[str] | None:
+    if word is None:
+        return [where.home]
+    if word_text(word) == "-":
+        return None
+    return expand_paths(word, where)
 
 
 def is_read_only(parsed: ParsedCommand) -> bool:
-    if not parsed.ok:
-        return False
-    if any(r.writes for r in parsed.redirects):
-        return False
-    return all(command_is_read_only(c) for c in parsed.commands)
+    """Read-only by its shape alone (no paths resolved): the flags' answer."""
+    return classify(parsed).read_only
+
+
+def command_is_read_only(command: SimpleCommand) -> bool:
+    """One simple command on its own (for callers that look at the parts of a line)."""
+    return not _command_problem(command, NOWHERE) and not isinstance(program_use(command), str)
 
 
 def _is_destructive(command: SimpleCommand) -> bool:

@@ -1,15 +1,23 @@
 """A Bash call against the rules: every simple command is a subject, and so is every file the
-line redirects into.
+line reads or writes that can be told.
 
 * Any command that hits a deny rule denies the whole line (`ls && curl x` with `Bash(curl *)`).
   Deny and ask rules are also tried without the variable assignments and with the program's
   base name (`FOO=1 /usr/bin/curl x` is still `curl x`).
-* The whole line is allowed only when every command is: by an allow rule (its exact text, wrappers
-  stripped), by being read-only, or — in acceptEdits mode — by being `mkdir touch mv cp` on paths
-  inside the working directories.
-* Output redirection targets are file edits (Edit/Read deny rules, protected paths, Edit allow
-  rules, acceptEdits); literal path arguments of read-only commands are checked against Read deny
-  rules, so `cat .env` is as denied as `Read(.env)`.
+* What the known commands read (after globs, `~`, `$PWD` and `cd` are resolved, see
+  `bash_readonly`) is checked against Read deny rules, so `cat se*/key` is as denied as
+  `Read(./secret/key)`; a read outside the working directories asks unless a Read allow rule
+  names it or a Bash allow rule names the command that reads. Without a sandbox, a recursive
+  search through a directory a Read deny rule reaches into (`grep -r x .`) asks; inside the
+  sandbox those paths are masked.
+* Output redirection targets and the operands of `mkdir touch mv cp rm rmdir ln chmod chown
+  chgrp truncate tee install` are file edits: Edit/Read deny rules, protected paths (always
+  ask), the working directories (outside asks, whatever Bash rule allowed the command), Edit
+  allow rules and acceptEdits.
+* The whole line is allowed only when every command is: by an allow rule (its exact text,
+  wrappers stripped), by being a known read-only command, or — in acceptEdits mode — by being
+  `mkdir touch mv cp` inside the working directories. Syntax in which bash can run a command no
+  simple command shows (`[[ ]]`, arithmetic, `${x:…}`) needs an allow rule for the whole line.
 * A line that cannot be parsed, or is over 10,000 characters, is never allowed by a rule or a
   mode: it always asks (or is denied when a deny rule matches its whole text).
 """
@@ -17,40 +25,46 @@ line redirects into.
 from __future__ import annotations
 
 import os
+import re
 
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.permissions.bash_parse import ParsedCommand, SimpleCommand, after_xargs_options, parse_command
-from tui_app.runtime.permissions.bash_readonly import command_is_read_only, is_read_only
-from tui_app.runtime.permissions.rule_checks import Assessment, RuleView
-from tui_app.runtime.permissions.rules import EDIT_FAMILY, escape_bash
+from tui_app.runtime.permissions.bash_readonly import Reading, classify
+from tui_app.runtime.permissions.bash_words import Where, expand_paths, word_text
+from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
+from tui_app.runtime.permissions.rules import EDIT_FAMILY, bash_matches, escape_bash
+from tui_app.runtime.permissions.working_dirs import inside
 
 FS_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp"})
-#: read-only commands whose positional arguments are files they read
-PATH_READERS = frozenset({"cat", "head", "tail", "wc", "stat", "du", "diff", "ls", "cmp", "comm", "nl", "cut",
-                          "md5sum", "sha1sum", "sha256sum", "readlink", "realpath", "sort"})
-#: … whose first positional argument is a pattern, the rest files
-PATTERN_READERS = frozenset({"grep", "egrep", "fgrep", "rg"})
-_DIR_CHANGERS = frozenset({"cd", "pushd", "popd"})
+#: what the sandbox gives each command of its own
+SANDBOX_PRIVATE = ("/tmp",)
+#: commands whose operands are files they create, change or remove
+WRITERS = FS_COMMANDS | frozenset({"rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate", "tee", "install"})
 _TARGET_OPTIONS = ("-t", "--target-directory")
 
 
-def assess_bash(view: RuleView, spec: ToolSpec, command: str) -> Assessment:
+def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool = False) -> Assessment:
     names = frozenset({"Bash", spec.name, *spec.aliases})
     parsed = parse_command(command)
-    a = Assessment(read_only=is_read_only(parsed))
     if not parsed.ok:
+        a = Assessment(read_only=False)
         whole = [command.strip()]
         a.hits("the command", view.bash_hit("deny", names, whole), view.bash_hit("ask", names, whole))
         a.guards.append(f"Vigil cannot check this command against the rules: {parsed.error}")
         return a
-    # after a `cd`, relative paths name other files than the ones checked here
-    moved = any(c.name in _DIR_CHANGERS for c in parsed.commands)
+    where = Where((view.cwd,), view.home)
+    reading = classify(parsed, where)
+    a = Assessment(read_only=reading.read_only)
     for cmd in parsed.commands:
         _command_rules(view, a, names, cmd)
-        _command_paths(view, a, cmd)
-    _redirects(view, a, parsed, moved)
+    whole = view.whole("allow", spec) is not None
+    by_rule = [whole or view.bash_hit("allow", names, [cmd.full_text]) is not None for cmd in parsed.commands]
+    _reads(view, a, reading, sandboxed, by_rule)
+    after = Where(reading.dirs, view.home) if reading.dirs is not None else None
     for cmd in parsed.commands:
-        _command_allowed(view, a, names, cmd, moved)
+        _writes(view, a, cmd, after, sandboxed)
+    _redirects(view, a, parsed, after, sandboxed)
+    _allowed(view, a, names, parsed, reading, after, command)
     return a
 
 
@@ -72,79 +86,132 @@ def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: Si
     a.hits(f"`{cmd.full_text}`", view.bash_hit("deny", names, texts), view.bash_hit("ask", names, texts))
 
 
-def _positional(cmd: SimpleCommand) -> list[str | None]:
-    return [w.value for w in cmd.args if not (w.value or "").startswith("-")]
+# ---- reads ---------------------------------------------------------------------------------------
+
+def _private(view: RuleView, paths: tuple[str, ...], sandboxed: bool) -> bool:
+    """Inside the sandbox /tmp is its own, empty and thrown away: nothing there is the host's —
+    except the tree a working directory under /tmp sits in, which the sandbox shows read-only."""
+    if not sandboxed:
+        return False
+    shown = tuple("/tmp/" + root[5:].split("/", 1)[0] for root in view.dirs.roots if inside(root, SANDBOX_PRIVATE))
+    return all(inside(p, SANDBOX_PRIVATE) and not inside(p, shown) for p in paths)
 
 
-def _read_paths(cmd: SimpleCommand) -> list[str]:
-    if not command_is_read_only(cmd):
-        return []
-    if cmd.name in PATH_READERS:
-        values = _positional(cmd)
-    elif cmd.name in PATTERN_READERS:
-        values = _positional(cmd)[1:]
-    elif cmd.name == "find":
-        values = []
-        for word in cmd.args:
-            if word.value is None or word.value.startswith(("-", "(", "!")):
-                break
-            values.append(word.value)
-    else:
-        return []
-    return [v for v in values if v]
+def _reads(view: RuleView, a: Assessment, reading: Reading, sandboxed: bool, by_rule: list[bool]) -> None:
+    """Deny rules always; the working directories unless an allow rule names the very command
+    that reads (as Claude Code: `Bash(cat *)` lets `cat /etc/hostname` run; a write outside asks
+    whatever rule allowed the command)."""
+    for read in reading.reads:
+        allowed = all(by_rule) if read.command < 0 else by_rule[read.command]
+        for path in read.paths or ():
+            paths = view.spell(path)
+            view.check_read(a, path, READERS, deny_only=True)
+            if not allowed and not _private(view, paths, sandboxed):
+                view.check_outside_read(a, paths)
+            if read.recursive and not sandboxed:
+                rule = view.deny_under(paths)
+                if rule is not None:
+                    a.guards.append(f"`{read.source}` is searched recursively and the rule {rule.text} "
+                                    f"({rule.source}) covers files below it; without the sandbox they would be read")
 
 
-def _fs_targets(cmd: SimpleCommand) -> tuple[list[str], list[str]] | None:
-    """(written, read) paths of mkdir/touch/mv/cp, or None when they cannot be told."""
-    if any(w.value is None or w.value.startswith(_TARGET_OPTIONS) for w in cmd.args):
-        return None
-    paths = [v for v in _positional(cmd) if v]
-    if not paths:
-        return None
-    if cmd.name == "cp":
-        return paths[-1:], paths[:-1]
-    return paths, []
+# ---- writes --------------------------------------------------------------------------------------
 
-
-def _command_paths(view: RuleView, a: Assessment, cmd: SimpleCommand) -> None:
-    for path in _read_paths(cmd):
-        view.check_read(a, path, frozenset({"Read"}), deny_only=True)
-    if cmd.name in FS_COMMANDS:
-        targets = _fs_targets(cmd)
-        if targets is not None:
-            written, read = targets
-            for path in written:
-                view.check_edit_guards(a, view.spell(path), EDIT_FAMILY)
-            for path in read:
-                view.check_read(a, path, frozenset({"Read"}), deny_only=True)
-
-
-def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, moved: bool) -> None:
-    for redirect in parsed.redirects:
-        target = redirect.target.value
-        if not (redirect.writes or redirect.reads):
+def _operands(cmd: SimpleCommand) -> list | None:
+    """The operand words of a writer, or None when they cannot be told apart from options."""
+    words = []
+    only = False
+    for word in cmd.args:
+        text = word_text(word)
+        if not only and text == "--":
+            only = True
             continue
-        if target is None:
+        if not only and text is not None and text.startswith(_TARGET_OPTIONS):
+            return None
+        if not only and text is not None and text.startswith("-") and text != "-":
+            continue
+        words.append(word)
+    return words
+
+
+def _write_targets(cmd: SimpleCommand, where: Where | None) -> tuple[list[str], list[str]] | None:
+    """(written, read) absolute paths of a writer, or None when they cannot be told."""
+    words = _operands(cmd)
+    if not words or where is None:
+        return None
+    if cmd.name in ("chmod", "chown", "chgrp") and len(words) > 1:
+        words = words[1:]  # the mode or the owner
+    resolved = [expand_paths(w, where) for w in words]
+    if any(r is None for r in resolved):
+        return None
+    groups = [r for r in resolved if r is not None]
+    if cmd.name == "cp":
+        return [p for g in groups[-1:] for p in g], [p for g in groups[:-1] for p in g]
+    return [p for g in groups for p in g], []
+
+
+def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
+    if cmd.name not in WRITERS:
+        return
+    targets = _write_targets(cmd, where)
+    if targets is None:
+        return
+    written, read = targets
+    for path in written:
+        paths = view.spell(path)
+        view.check_edit_guards(a, paths, EDIT_FAMILY)
+        if not _private(view, paths, sandboxed):
+            view.check_outside_write(a, paths, EDIT_FAMILY)
+    for path in read:
+        view.check_read(a, path, READERS, deny_only=True)
+        if not _private(view, view.spell(path), sandboxed):
+            view.check_outside_read(a, view.spell(path))
+
+
+def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Where | None,
+               sandboxed: bool) -> None:
+    for redirect in parsed.redirects:
+        if not redirect.writes:
+            continue  # reads were checked with the rest of the line's reads
+        targets = expand_paths(redirect.target, where) if where is not None else None
+        if targets is None:
             a.guards.append(f"the redirection {redirect.op} {redirect.target.source} goes to a file only "
                             f"known at run time")
             continue
-        if redirect.writes:
-            view.check_edit(a, target, EDIT_FAMILY, mode_may_allow=not moved)
-        else:
-            view.check_read(a, target, frozenset({"Read"}), deny_only=True)
+        for target in targets:
+            view.check_edit(a, target, EDIT_FAMILY, mode_may_allow=where is not None and len(where.dirs) == 1)
+            if not _private(view, view.spell(target), sandboxed):
+                view.check_outside_write(a, view.spell(target), EDIT_FAMILY)
 
 
-def _command_allowed(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand,
-                     moved: bool) -> None:
-    rule = view.bash_hit("allow", names, [cmd.full_text])
-    if rule is not None:
-        a.allow_rules.append(rule)
-        return
-    if command_is_read_only(cmd):
-        return
-    if cmd.name in FS_COMMANDS and not moved and not cmd.assignments:
-        targets = _fs_targets(cmd)
-        if targets is not None and all(view.accepts_edit(view.spell(p)) for p in targets[0] + targets[1]):
-            a.by_mode = True
-            return
-    a.unallowed.append(f"Bash({escape_bash(cmd.full_text)})")
+# ---- what allows the line ------------------------------------------------------------------------
+
+def _exactly_allowed(view: RuleView, names: frozenset[str], line: str) -> bool:
+    """Only a rule without wildcards (the line itself, as "always allow" saves it) allows a line
+    whose syntax hides what it runs: `Bash(echo *)` would match the whole of
+    `echo hi && [[ -v 'a[$(rm x)]' ]]`."""
+    return any(not _has_wildcard(r.specifier or "") and bash_matches(r.specifier or "", line)
+               for r in view.of("allow", names))
+
+
+def _has_wildcard(specifier: str) -> bool:
+    return re.search(r"(?<!\\)\*", specifier) is not None
+
+
+def _allowed(view: RuleView, a: Assessment, names: frozenset[str], parsed: ParsedCommand, reading: Reading,
+             where: Where | None, command: str) -> None:
+    if reading.hidden and not _exactly_allowed(view, names, command.strip()):
+        a.unallowed.append(f"Bash({escape_bash(command.strip())})")
+    for cmd, known in zip(parsed.commands, reading.known, strict=True):
+        rule = view.bash_hit("allow", names, [cmd.full_text])
+        if rule is not None:
+            a.allow_rules.append(rule)
+            continue
+        if known:
+            continue
+        if cmd.name in FS_COMMANDS and not cmd.assignments and where is not None and len(where.dirs) == 1:
+            targets = _write_targets(cmd, where)
+            if targets is not None and all(view.accepts_edit(view.spell(p)) for p in targets[0] + targets[1]):
+                a.by_mode = True
+                continue
+        a.unallowed.append(f"Bash({escape_bash(cmd.full_text)})")

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from tui_app.runtime.contract import ToolFlags, ToolSpec
+from tui_app.runtime.permissions.modes import PERMISSION_MODES, PermissionMode
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
-PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+__all__ = ["PERMISSION_MODES", "PermissionMode"]  # where they were first defined; their home is modes.py
+
 Behavior = Literal["allow", "ask", "deny"]
 #: "agent": an external agent asked (Vigil's own policy had no word of its own on the call)
 #: "user": the user approved exactly this in an earlier question (an external agent's request)
@@ -38,6 +39,8 @@ class PermissionDecision:
     suggested_rules: tuple[str, ...] = ()
     #: a deny that nothing may lift (disallowed tool, deny rule)
     final: bool = False
+    #: for Bash: the call will run in the sandbox (None: the policy does not know of one)
+    sandboxed: bool | None = None
 
 
 class PermissionPolicy(Protocol):

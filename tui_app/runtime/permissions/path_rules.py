@@ -17,8 +17,12 @@ import os
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import pathspec
+from tui_app.runtime.files.realpath import real_path
+
+if TYPE_CHECKING:
+    import pathspec
 
 PROTECTED_DIRS = frozenset({".git", ".vigil", ".claude"})
 PROTECTED_FILES = frozenset({
@@ -52,7 +56,7 @@ def spellings(raw: str, cwd: str, home: str | None = None) -> tuple[str, ...]:
     lexical = _lexical(raw, cwd, home)
     try:
         # resolved from the name as given: on disk a name may be stored decomposed (NFD)
-        target = nfc(os.path.realpath(lexical))
+        target = nfc(real_path(lexical))
     except (OSError, ValueError):
         target = nfc(lexical)
     link = nfc(lexical)
@@ -68,6 +72,24 @@ def is_protected(path: str) -> bool:
 
 def inside(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def literal_prefix(pattern: str) -> str:
+    """The directory part of an anchored pattern before its first wildcard, unescaped
+    (`/p/secret/**` → `/p/secret/`, `/p/**/.env` → `/p/`)."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch in "*?[":
+            break
+        out.append(ch)
+        i += 1
+    text = "".join(out)
+    return text if i >= len(pattern) else text[: text.rfind("/") + 1]
 
 
 def _escape(text: str) -> str:
@@ -95,6 +117,8 @@ def anchored_pattern(specifier: str, base_dir: str, cwd: str, home: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _compiled(pattern: str) -> pathspec.PathSpec:
+    import pathspec  # with the first path rule matched: a session without one never loads it
+
     return pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 

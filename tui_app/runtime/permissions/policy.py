@@ -2,14 +2,21 @@
 
 Order, for one call: a bare deny of the tool → deny rules on any subject → plan mode (anything
 that is not read-only is denied) → ask rules → guards (a settings file whose deny list did not
-load, a protected path, a command that cannot be parsed) → tools that need no approval → allow
-rules (every subject must be allowed) → `always_ask` → the mode. In dontAsk mode whatever would
-ask is denied. The first list that matches decides; specificity does not matter; a deny anywhere
+load, a protected path, a command that cannot be parsed) → a path outside the working directories
+(asks in every mode but bypassPermissions, unless a Read/Edit allow rule names it) → a Bash call
+that asks to leave the sandbox → tools that need no approval → allow rules (every subject must be
+allowed) → the sandbox's auto-allow → `always_ask` → the mode. In dontAsk mode whatever would ask
+is denied. The first list that matches decides; specificity does not matter; a deny anywhere
 beats an allow anywhere.
+
+A read-only Bash command is auto-allowed only where it will run in the sandbox, or where there is
+no sandbox at all (then the classifier's stricter checks apply); a command that runs outside an
+available sandbox (`excludedCommands`, `dangerouslyDisableSandbox`) asks like any other.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -26,9 +33,12 @@ from tui_app.runtime.permissions.decision import (
     PermissionQuery,
     suggested_rule,
 )
+from tui_app.runtime.permissions.path_rules import PathPattern
 from tui_app.runtime.permissions.rule_checks import Assessment, RuleView
 from tui_app.runtime.permissions.rules import BEHAVIORS, Rule, RuleError, governs, hides, host_of, make_rule, names_tool
+from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy
 from tui_app.runtime.permissions.settings_writer import SettingsWriteError, append_rules, update_rules
+from tui_app.runtime.permissions.working_dirs import WorkingDirs
 
 DESTINATIONS = ("session", "localSettings", "projectSettings", "userSettings")
 
@@ -82,18 +92,38 @@ class RulePolicy:
         self._rules: dict[Behavior, tuple[Rule, ...]] = {b: () for b in BEHAVIORS}
         for rule in rules:
             self._rules[rule.behavior] += (rule,)
-        self.workdirs: tuple[str, ...] = ()
-        self.add_directories([cwd, *additional_dirs])
+        self.dirs = WorkingDirs(cwd, additional_dirs)
+        #: settings files and hook scripts: writes to them always ask
+        self.protected_paths: set[str] = set()
+        #: the Bash sandbox, when the session has one (see sandbox_policy)
+        self.sandbox: SandboxPolicy | None = None
 
-    def add_directories(self, directories: Iterable[str]) -> None:
-        """Working directories (both spellings of each), where acceptEdits lets edits run."""
-        spellings = [spelling for directory in directories for spelling in self._dir_spellings(directory)]
-        self.workdirs = tuple(dict.fromkeys([*self.workdirs, *spellings]))
+    @property
+    def workdirs(self) -> tuple[str, ...]:
+        """Every spelling of every working directory."""
+        return self.dirs.roots
 
-    def _dir_spellings(self, directory: str) -> tuple[str, str]:
-        """A directory as given (`~`, relative to the cwd) and as it really is."""
-        directory = os.path.join(self.cwd, os.path.expanduser(directory))
-        return os.path.normpath(directory), os.path.realpath(directory)
+    def add_directories(self, directories: Iterable[str]) -> list[str]:
+        """Working directories: reads and writes there need no question about where they are,
+        acceptEdits lets edits run there, and the sandbox lets commands write there."""
+        return self.dirs.add(directories)
+
+    def protect(self, paths: Iterable[str]) -> None:
+        """Files that are written only after asking, in every mode but bypassPermissions."""
+        for path in paths:
+            self.protected_paths.update({os.path.normpath(path), os.path.realpath(path)})
+
+    def read_patterns(self) -> list[PathPattern]:
+        """The Read deny rules as path patterns (what the sandbox masks)."""
+        view = self._view()
+        return [view.pattern(r) for r in view.of("deny", frozenset({"Read"}))]
+
+    def web_domains(self) -> tuple[list[str], list[str]]:
+        """Hosts `WebFetch(domain:…)` allow and deny rules name (the sandbox's network follows them)."""
+        view = self._view()
+        names = frozenset({"WebFetch"})
+        return ([r.specifier or "" for r in view.of("allow", names)],
+                [r.specifier or "" for r in view.of("deny", names)])
 
     # ---- the PermissionPolicy protocol ----------------------------------------------------------
 
@@ -106,6 +136,8 @@ class RulePolicy:
 
     def decide(self, query: PermissionQuery) -> PermissionDecision:
         decision = self._decide(query)
+        if query.spec.permission.kind == "bash":
+            decision = dataclasses.replace(decision, sandboxed=self._sandboxed(query))
         if self.mode == "dontAsk" and decision.behavior == "ask":
             why = (f"{query.spec.name} would need approval" if decision.decided_by == "mode"
                    else decision.reason)
@@ -174,15 +206,17 @@ class RulePolicy:
         return [r.text for r in self._rules[behavior] if r.source == source]
 
     def remove_directories(self, directories: Iterable[str]) -> None:
-        """Working directories no longer covered by acceptEdits (the cwd always stays)."""
-        gone = {spelling for directory in directories for spelling in self._dir_spellings(directory)}
-        keep = set(self._dir_spellings(self.cwd))
-        self.workdirs = tuple(d for d in self.workdirs if d in keep or d not in gone)
+        """No longer working directories (the cwd always stays)."""
+        self.dirs.remove(directories)
 
     # ---- the decision ---------------------------------------------------------------------------
 
     def _view(self) -> RuleView:
-        return RuleView(dict(self._rules), self.mode, self.cwd, self.home, self.project_dir, self.workdirs)
+        return RuleView(dict(self._rules), self.mode, self.cwd, self.home, self.project_dir, self.dirs,
+                        frozenset(self.protected_paths))
+
+    def _sandboxed(self, query: PermissionQuery) -> bool:
+        return self.sandbox is not None and self.sandbox.runs_sandboxed(query.input)
 
     def _decide(self, query: PermissionQuery) -> PermissionDecision:
         spec, flags = query.spec, query.flags
@@ -208,6 +242,18 @@ class RulePolicy:
         guards = [g.reason for g in self.guards if g.covers(spec)] + a.guards
         if guards:
             return PermissionDecision("ask", "guard", "; ".join(guards))
+        if a.outside:
+            reasons = "; ".join(dict.fromkeys(reason for reason, _ in a.outside))
+            return PermissionDecision("ask", "guard", reasons[0].upper() + reasons[1:],
+                                      suggested_rules=tuple(dict.fromkeys(rule for _, rule in a.outside)))
+        sandbox = self.sandbox if spec.permission.kind == "bash" else None
+        if sandbox is not None and sandbox.required and not sandbox.active:
+            return _deny("guard", f"the sandbox is required (sandbox.failIfUnavailable) but cannot run here: "
+                                  f"{sandbox.unavailable_reason or 'bubblewrap is not available'}")
+        if (sandbox is not None and sandbox.active and sandbox.unsandboxed_requested(query.input)
+                and self.mode != "bypassPermissions"):
+            return PermissionDecision("ask", "guard", "the command asks to run outside the sandbox "
+                                                      "(dangerouslyDisableSandbox): it could change anything")
         if spec.permission.kind != "bash" and not flags.needs_approval and not flags.requires_user_interaction:
             return PermissionDecision("allow", "tool", "needs no approval")
         whole_allow = view.whole("allow", spec)
@@ -221,7 +267,13 @@ class RulePolicy:
                                           rule=used.text)
             if a.by_mode:
                 return PermissionDecision("allow", "mode", "acceptEdits mode: edits inside the working directories")
-            return PermissionDecision("allow", "tool", "read-only")
+            if sandbox is None or not sandbox.active or self._sandboxed(query):
+                return PermissionDecision("allow", "tool", "read-only" + (" (runs in the sandbox)"
+                                                                          if self._sandboxed(query) else ""))
+            # read-only, but it would run outside an available sandbox: it asks like any command
+            a.unallowed.append(suggested_rule(spec, query.input))
+        if sandbox is not None and sandbox.auto_allow and self._sandboxed(query):
+            return PermissionDecision("allow", "tool", "runs in the sandbox (sandbox.autoAllowBashIfSandboxed)")
         if spec.permission.always_ask:
             return PermissionDecision("ask", "tool", f"{spec.name} always asks")
         if flags.requires_user_interaction:
@@ -239,12 +291,16 @@ class RulePolicy:
         target = data.get(key) if key else None
         names = frozenset({spec.name, *spec.aliases})
         if kind == "bash" and isinstance(target, str):
-            return assess_bash(view, spec, target)
+            return assess_bash(view, spec, target, sandboxed=self._sandboxed(query))
         a = Assessment(read_only=query.flags.read_only)
         if kind == "read":
-            view.check_read(a, target if isinstance(target, str) and target else query.cwd, names | {"Read"})
+            path = target if isinstance(target, str) and target else query.cwd
+            view.check_read(a, path, names | {"Read"})
+            if not path.startswith("vigil-artifact://"):
+                view.check_outside_read(a, view.spell(path), names)
         elif kind == "edit" and isinstance(target, str) and target:
             view.check_edit(a, target, names)
+            view.check_outside_write(a, view.spell(target), names)
         elif kind == "web" and isinstance(target, str):
             self._check_web(view, a, spec, target, names | {"WebFetch"})
         else:

@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tui_app.runtime.contract import ToolSpec
-from tui_app.runtime.permissions.path_rules import PathPattern, inside, is_protected, rule_path, spellings
+from tui_app.runtime.permissions.path_rules import PathPattern, is_protected, literal_prefix, rule_path, spellings
 from tui_app.runtime.permissions.rules import Behavior, Rule, bash_matches, domain_matches, governs
+from tui_app.runtime.permissions.working_dirs import WorkingDirs
+
+READERS = frozenset({"Read"})
 
 
 @dataclass
@@ -30,6 +33,8 @@ class Assessment:
     allow_rules: list[Rule] = field(default_factory=list)
     #: a subject was allowed by the mode (acceptEdits)
     by_mode: bool = False
+    #: (reason, the rule that would allow it) for each path outside the working directories
+    outside: list[tuple[str, str]] = field(default_factory=list)
 
     def deny_with(self, reason: str, rule: Rule | None) -> None:
         if self.deny is None:
@@ -56,8 +61,10 @@ class RuleView:
     cwd: str
     home: str
     project_dir: str
-    #: the working directory and the additional directories (real paths)
-    workdirs: tuple[str, ...]
+    #: the working directory and the additional directories
+    dirs: WorkingDirs
+    #: files that are protected besides the usual names: settings files, hook scripts
+    protected: frozenset[str] = frozenset()
 
     def of(self, behavior: Behavior, names: frozenset[str]) -> list[Rule]:
         return [r for r in self.rules[behavior] if r.specifier is not None and r.tool in names]
@@ -114,12 +121,48 @@ class RuleView:
         else:
             a.unallowed.append(f"Read({rule_path(paths[0], self.project_dir)})")
 
+    def protects(self, paths: tuple[str, ...]) -> bool:
+        return any(is_protected(p) or p in self.protected for p in paths)
+
     def check_edit_guards(self, a: Assessment, paths: tuple[str, ...], names: frozenset[str]) -> None:
         """Deny and ask rules and the protected-path guard of a path about to be written."""
         deny = self.path_hit("deny", names | {"Edit"}, paths) or self.path_hit("deny", frozenset({"Read"}), paths)
         a.hits(f"writing {paths[-1]}", deny, self.path_hit("ask", names | {"Edit"}, paths))
-        if self.mode != "bypassPermissions" and any(is_protected(p) for p in paths):
+        if self.mode != "bypassPermissions" and self.protects(paths):
             a.guards.append(f"{paths[-1]} is a protected path: writes to it are always confirmed")
+
+    # ---- working directories --------------------------------------------------------------------
+
+    def check_outside_read(self, a: Assessment, paths: tuple[str, ...], names: frozenset[str] = READERS) -> None:
+        """A read outside the working directories asks (every mode but bypassPermissions), unless a
+        Read allow rule names the path."""
+        if self.mode == "bypassPermissions" or self.dirs.may_read(paths):
+            return
+        out = tuple(p for p in paths if not self.dirs.may_read((p,)))
+        if self.path_allowed(names | READERS, out) is not None:
+            return
+        a.outside.append((f"{out[0]} is outside the working directories ({self.dirs.describe()})",
+                          f"Read({rule_path(out[0], self.project_dir)})"))
+
+    def check_outside_write(self, a: Assessment, paths: tuple[str, ...], names: frozenset[str]) -> None:
+        if self.mode == "bypassPermissions" or self.dirs.contains(paths):
+            return
+        out = tuple(p for p in paths if not self.dirs.contains((p,)))
+        if self.path_allowed(names | {"Edit"}, out) is not None:
+            return
+        a.outside.append((f"{out[0]} is outside the working directories ({self.dirs.describe()})",
+                          f"Edit({rule_path(out[0], self.project_dir)})"))
+
+    def deny_under(self, paths: tuple[str, ...]) -> Rule | None:
+        """A Read deny rule that may match something below one of these directories: a search
+        through them would read it (`grep -r x .` with `Read(./secret/**)`)."""
+        for rule in self.of("deny", READERS):
+            prefix = literal_prefix(self.pattern(rule).pattern)
+            for path in paths:
+                root = path.rstrip("/") + "/"
+                if prefix.startswith(root) or root.startswith(prefix) or prefix == path:
+                    return rule
+        return None
 
     def check_edit(self, a: Assessment, raw: str, names: frozenset[str], *, mode_may_allow: bool = True) -> None:
         paths = self.spell(raw)
@@ -136,4 +179,4 @@ class RuleView:
 
     def accepts_edit(self, paths: tuple[str, ...]) -> bool:
         """acceptEdits: edits inside the working and additional directories run."""
-        return self.mode == "acceptEdits" and all(inside(p, self.workdirs) for p in paths)
+        return self.mode == "acceptEdits" and self.dirs.contains(paths)

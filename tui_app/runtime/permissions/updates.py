@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui_app.runtime.events import PermissionModeChanged, Warning
+from tui_app.runtime.events import PermissionModeChanged, Warning, WorkingDirectoriesChanged
 from tui_app.runtime.permissions.decision import PERMISSION_MODES
 
 APPLIED = ("addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories")
@@ -39,7 +39,12 @@ def apply_update(policy: Any, emit: Any, update: dict[str, Any]) -> list[str]:
     change = {"addDirectories": getattr(policy, "add_directories", None),
               "removeDirectories": getattr(policy, "remove_directories", None)}.get(kind or "")
     if change is not None and isinstance(directories, list):
-        change([d for d in directories if isinstance(d, str) and d])
+        named = [d for d in directories if isinstance(d, str) and d]
+        change(named)
+        current = getattr(getattr(policy, "dirs", None), "dirs", None)
+        if current is not None:
+            emit(WorkingDirectoriesChanged(directories=list(current), **{
+                "added" if kind == "addDirectories" else "removed": named}))
         return []
     emit(Warning(code="permission_update_not_applied",
                  message=f"A PermissionRequest hook's updatedPermissions entry {kind!r} was not applied "

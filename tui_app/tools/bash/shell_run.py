@@ -23,6 +23,7 @@ from tui_app.runtime import processes as proc_table
 
 Stream = Literal["stdout", "stderr"]
 OnOutput = Callable[[Stream, bytes], None]
+Wrap = Callable[[list[str]], list[str]]
 
 #: after the shell exits, how long its output may stay open before the holders count as strays
 SETTLE_S = 0.25
@@ -93,10 +94,15 @@ class ShellRun:
 
     @classmethod
     async def start(cls, command: str, cwd: str, env: dict[str, str], on_output: OnOutput,
-                    grace_s: float = 6.0) -> ShellRun:
+                    grace_s: float = 6.0, wrap: Wrap | None = None) -> ShellRun:
+        """`wrap` turns the shell's argv into the argv really started (the sandbox puts bwrap in
+        front); the shell inside keeps its own argv, which is what strays are told apart by."""
         loop = asyncio.get_running_loop()
+        argv = [shell_path(), "-c", command]
+        if wrap is not None:
+            argv = wrap(argv)
         spawn = asyncio.ensure_future(loop.subprocess_exec(
-            lambda: _Protocol(on_output, loop), shell_path(), "-c", command,
+            lambda: _Protocol(on_output, loop), *argv,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=cwd, env=env, start_new_session=True,
         ))

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import itertools
 import re
 import tempfile
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tui_app.runtime.results.artifacts import ArtifactStore, ArtifactWriter
 from tui_app.tools.bash.output import skip_continuation
-from tui_app.tools.bash.shell_run import ShellRun, Stream
+from tui_app.tools.bash.shell_run import ShellRun, Stream, Wrap
 
 Status = Literal["running", "completed", "failed", "killed"]
 DEFAULT_READ_BYTES = 30_000
@@ -51,6 +53,7 @@ class BackgroundTask:
     write_error: str | None = None
     read_offset: int = 0
     watcher: asyncio.Task[None] | None = None
+    on_end: Callable[[], Awaitable[None]] | None = None
     _decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")(errors="replace"))
 
     @property
@@ -90,12 +93,14 @@ class BackgroundTasks:
         return self._fallback
 
     async def start(self, command: str, cwd: str, *, call_id: str, env: dict[str, str],
-                    artifacts: Any = None) -> BackgroundTask:
+                    artifacts: Any = None, wrap: Wrap | None = None,
+                    on_end: Callable[[], Awaitable[None]] | None = None) -> BackgroundTask:
+        """`wrap` as for ShellRun.start (the sandbox); `on_end` runs once the task has ended."""
         task_id = f"bash_{next(self._ids)}"
         writer = self._store(artifacts).open_writer(f"{call_id}-{task_id}", "Bash", visible_while_writing=True)
-        task = BackgroundTask(id=task_id, command=command, cwd=cwd, writer=writer)
+        task = BackgroundTask(id=task_id, command=command, cwd=cwd, writer=writer, on_end=on_end)
         try:
-            task.run = await ShellRun.start(command, cwd, env, task.on_output, self.grace_s)
+            task.run = await ShellRun.start(command, cwd, env, task.on_output, self.grace_s, wrap=wrap)
         except BaseException:
             writer.abort()
             raise
@@ -120,6 +125,9 @@ class BackgroundTasks:
                 task.status = "completed" if task.exit_code == 0 else "failed"
             task.ended_at = time.time()
             run.release()
+            if task.on_end is not None:
+                with contextlib.suppress(Exception):
+                    await task.on_end()
             if not task.writer.closed:
                 try:
                     task.writer.close()

@@ -38,6 +38,7 @@ from tui_app.runtime.results.serialize import cut_head_bytes, cut_tail_bytes, pe
 from tui_app.runtime.timeouts import env_ms
 from tui_app.tools.bash.exit_codes import is_failure
 from tui_app.tools.bash.output import MODEL_BUDGET, Collected, OutputCollector
+from tui_app.tools.bash.sandbox_run import Launch, sandbox_launch, sandbox_note
 from tui_app.tools.bash.shell_run import ShellRun
 
 GRACE_MS = 6000
@@ -61,6 +62,11 @@ DESCRIPTION = f"""Run a shell command with bash in the workspace root and return
   diff, test, git diff and git grep is an answer, not an error).
 - `run_in_background: true` starts a long-running command (a server, a watcher) and returns its id
   at once; read its new output with TaskOutput and stop it with TaskStop. Do not append `&`.
+- Commands usually run in a sandbox: only the working directories and /tmp are writable, files
+  that permission rules deny are hidden, and the network goes through a proxy that lets allowed
+  hosts through (and asks the user about new ones). If a command fails because of the sandbox,
+  the result says so; only then set `dangerouslyDisableSandbox: true` to run it outside — the user
+  is always asked.
 - Prefer the Read, Glob and Grep tools over cat, find and grep for looking at files."""
 
 
@@ -72,6 +78,9 @@ class BashInput(StrictInput):
                                     description="What this command does, in 5-10 words (shown to the user)")
     run_in_background: bool = Field(default=False,
                                     description="Run in the background; read its output later with TaskOutput")
+    dangerouslyDisableSandbox: bool = Field(  # Claude Code's field name
+        default=False, description="Run outside the sandbox (the user is always asked); only after a "
+                                   "command failed because of the sandbox")
 
 
 # ---- flags and approval ---------------------------------------------------------------------------
@@ -110,8 +119,14 @@ def one_line(command: str, limit: int = 200) -> str:
 async def approval_preview(data: dict[str, Any], ctx: ToolContext) -> ApprovalPreview:
     command = data["command"]
     where = " (in the background)" if data.get("run_in_background") else ""
+    sandbox = ctx.service("sandbox")
+    if sandbox is not None and sandbox.runs_sandboxed(data):
+        where += ", in the sandbox"
+    elif sandbox is not None:
+        where += ", OUTSIDE the sandbox"
     return ApprovalPreview(summary=f"Run `{one_line(command)}` in {ctx.cwd}{where}", kind="command",
-                           body=command, risk=bash_flags_for(data).risk)
+                           body=command, risk=bash_flags_for(data).risk if sandbox is None or
+                           sandbox.runs_sandboxed(data) else "high")
 
 
 async def check_input(args: BashInput, ctx: ToolContext) -> None:
@@ -189,9 +204,10 @@ def format_persisted(raw: RawResult, text: str, path: str) -> str:
     return "\n".join(lines) + facts.note
 
 
-def result_of(command: str, got: Collected, exit_code: int, began: float, strays: set[int]) -> RawResult:
+def result_of(command: str, got: Collected, exit_code: int, began: float, strays: set[int],
+              launch: Launch | None = None) -> RawResult:
     failed = is_failure(command, exit_code)
-    note = stray_note(strays)
+    note = stray_note(strays) + (sandbox_note(launch, got, failed) if launch is not None else "")
     exit_line = f"Exit code {exit_code}\n" if failed else ""
     display = display_of(command, got, began, exit_code=exit_code)
     output = {"stdout": got.stdout, "stderr": got.stderr, "interrupted": False, "exit_code": exit_code}
@@ -215,10 +231,20 @@ def _pause_deadline(ctx: ToolContext) -> None:
 
 
 async def run_foreground(args: BashInput, ctx: ToolContext) -> RawResult:
+    launch = await sandbox_launch(args, ctx, shell_env())
+    try:
+        return await _run_foreground(args, ctx, launch)
+    finally:
+        if launch is not None:
+            await launch.close()
+
+
+async def _run_foreground(args: BashInput, ctx: ToolContext, launch: Launch | None) -> RawResult:
     collector = OutputCollector(artifacts=ctx.service("artifacts"), call_id=ctx.call_id, progress=ctx.progress)
     began = time.monotonic()
     try:
-        run = await ShellRun.start(args.command, ctx.cwd, shell_env(), collector.feed, GRACE_S)
+        run = await ShellRun.start(args.command, ctx.cwd, launch.env if launch else shell_env(), collector.feed,
+                                   GRACE_S, wrap=launch.wrap if launch else None)
     except OSError as exc:
         collector.finish()
         raise ToolFailure(f"Could not start bash in {ctx.cwd}: {exc.strerror or exc}") from None
@@ -241,17 +267,21 @@ async def run_foreground(args: BashInput, ctx: ToolContext) -> RawResult:
     if timed_out:
         raise ToolTimedOut(limit_ms or 0, partial=display_of(args.command, got, began, timed_out=True))
     exit_code = run.exit_code
-    return result_of(args.command, got, exit_code if exit_code is not None else -1, began, strays)
+    return result_of(args.command, got, exit_code if exit_code is not None else -1, began, strays, launch)
 
 
 async def start_background(args: BashInput, ctx: ToolContext) -> RawResult:
     tasks = ctx.service("background_tasks")
     if tasks is None:
         raise ToolFailure("Background tasks are not available in this session.")
+    launch = await sandbox_launch(args, ctx, shell_env())
     try:
         task = await tasks.start(args.command, ctx.cwd, call_id=ctx.call_id, artifacts=ctx.service("artifacts"),
-                                 env=shell_env())
+                                 env=launch.env if launch else shell_env(), wrap=launch.wrap if launch else None,
+                                 on_end=launch.close if launch else None)
     except OSError as exc:
+        if launch is not None:
+            await launch.close()
         raise ToolFailure(f"Could not start bash in {ctx.cwd}: {exc.strerror or exc}") from None
     text = (f"Command running in background with ID: {task.id}\n"
             f"Its output is being written to: {task.path}\n"
