@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.acp_kit import agent_log, first, fixture_session, fixture_settings, logged, recorder, wait_for
+from tests.needs import need_program
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.headless.export import transcript_markdown
 from tui_app.headless.replay import replay
@@ -466,3 +467,33 @@ def test_an_unknown_agent_on_the_command_line_is_one_line_and_exit_2(tmp_path, p
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("vigil: unknown agent 'nobody' (known: vigil, claude-code") and \
         done.stderr.count("\n") == 1
+
+
+async def test_a_terminal_runs_in_vigils_sandbox_like_vigils_own_bash(tmp_path, project):
+    need_program("bwrap")
+    outside = tmp_path / "outside.txt"
+    script = {"turns": [[
+        {"terminal": {"command": f"touch {outside}; echo written=$?"}, "as": "t", "wait": True, "release": True},
+        {"report": "{t_output}"}]]}
+    session, _ = fixture_session(tmp_path, project, script, interactive=True)
+    seen = recorder(session)
+    answer_every_request(session)
+    await session.start()
+    turn = await session.run_turn("try")
+    await session.close()
+    assert first(seen, "ToolCallStarted", call_id="terminal-1").sandboxed is True
+    assert not outside.exists() and "written=1" in turn.text  # outside the working directories: read-only
+
+
+async def test_a_read_outside_the_working_directories_asks_and_headless_that_is_a_no(tmp_path, project):
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("not the project's\n")
+    script = {"turns": [[{"read": {"path": str(elsewhere)}, "as": "r"}, {"report": "r={r}"}]]}
+    session, _ = fixture_session(tmp_path, project, script)  # headless: nobody to ask
+    seen = recorder(session)
+    await session.start()
+    turn = await session.run_turn("read")
+    await session.close()
+    assert turn.text.startswith("r=ERROR") and "not the project's" not in turn.text
+    assert first(seen, "ToolCallRequested", call_id="read-1").name == "Read"
+    assert first(seen, "ToolCallError", call_id="read-1").code == "no_permission_client"

@@ -2,7 +2,8 @@
 
 `terminal/create` is a Bash call of its own: Vigil's Bash rules, the classifier and the dialog
 (not asked again when the user approved exactly this command in the agent's permission request),
-then the command in its own session and process group, its output streaming into the row's
+then the command in its own session and process group — in Vigil's sandbox when the permission
+stage says so, as for Vigil's own Bash — its output streaming into the row's
 Output tab and into an artifact when large. The call lasts as long as the command; the agent reads
 the output (`terminal/output`, the last `outputByteLimit` bytes), waits for the exit, kills the
 command (the whole group) and releases the terminal. A terminal still running when the turn ends
@@ -22,6 +23,7 @@ import shlex
 import signal
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
@@ -41,6 +43,7 @@ from tui_app.runtime.contract import (
 from tui_app.runtime.display import BashOutputDisplay, OutputSegment
 from tui_app.runtime.results import budgets
 from tui_app.tools.bash.output import OutputCollector
+from tui_app.tools.bash.sandbox_run import Launch, sandbox_launch
 from tui_app.tools.bash.shell_run import ShellRun
 from tui_app.tools.bash.tool import (
     BASE_FLAGS,
@@ -122,8 +125,12 @@ async def terminal_preview(data: dict[str, Any], ctx: ToolContext) -> ApprovalPr
     cwd = data.get("cwd") or ctx.cwd
     lines = [f"{k}={v}" for k, v in sorted((data.get("env") or {}).items())]
     body = ("# with these variables set:\n" + "\n".join(lines) + "\n" if lines else "") + command
-    return ApprovalPreview(summary=f"Run `{one_line(command)}` in {cwd} (a terminal of the agent's)", kind="command",
-                           body=body, risk=terminal_flags(data).risk)
+    sandbox = ctx.service("sandbox")
+    sandboxed = sandbox is not None and sandbox.runs_sandboxed(data)
+    where = ", in the sandbox" if sandboxed else ", OUTSIDE the sandbox" if sandbox is not None else ""
+    return ApprovalPreview(summary=f"Run `{one_line(command)}` in {cwd} (a terminal of the agent's{where})",
+                           kind="command", body=body,
+                           risk=terminal_flags(data).risk if sandbox is None or sandboxed else "high")
 
 
 async def check_terminal(args: TerminalInput, ctx: ToolContext) -> None:
@@ -154,6 +161,16 @@ class AgentTerminals:
     # ---- the call's handler -----------------------------------------------------------------
 
     async def _run(self, args: TerminalInput, ctx: ToolContext) -> RawResult:
+        # in the sandbox when Vigil's policy said so (the permission stage's decision is final)
+        launch = await sandbox_launch(SimpleNamespace(command=args.command, dangerouslyDisableSandbox=False), ctx,
+                                      {**shell_env(), **(args.env or {})})
+        try:
+            return await self._run_in(args, ctx, launch)
+        finally:
+            if launch is not None:
+                await launch.close()
+
+    async def _run_in(self, args: TerminalInput, ctx: ToolContext, launch: Launch | None) -> RawResult:
         terminal = self.by_call[ctx.call_id]
         collector = OutputCollector(artifacts=ctx.service("artifacts"), call_id=ctx.call_id, progress=ctx.progress)
 
@@ -161,9 +178,10 @@ class AgentTerminals:
             collector.feed(stream, data)
             terminal.feed(data)
 
-        env = {**shell_env(), **(args.env or {})}
+        env = launch.env if launch is not None else {**shell_env(), **(args.env or {})}
         try:
-            run = await ShellRun.start(args.command, args.cwd or ctx.cwd, env, feed, GRACE_S)
+            run = await ShellRun.start(args.command, args.cwd or ctx.cwd, env, feed, GRACE_S,
+                                       wrap=launch.wrap if launch is not None else None)
         except OSError as exc:
             collector.finish()
             raise ToolFailure(f"Could not start bash in {args.cwd or ctx.cwd}: {exc.strerror or exc}") from None
@@ -183,7 +201,8 @@ class AgentTerminals:
             terminal.display = display_of(args.command, got, terminal.began, exit_code=run.exit_code)
             terminal.finished.set()
         exit_code = run.exit_code
-        return result_of(args.command, got, exit_code if exit_code is not None else -1, terminal.began, strays)
+        return result_of(args.command, got, exit_code if exit_code is not None else -1, terminal.began, strays,
+                         launch)
 
     # ---- the requests -------------------------------------------------------------------------
 
