@@ -343,7 +343,12 @@ def run_replay(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return dispatch(argv)
+        code = dispatch(argv)
+        # a reader that left early is found here, not in the interpreter's flush at exit (which
+        # would print "Exception ignored … BrokenPipeError" on stderr)
+        with contextlib.suppress(ValueError):  # stdout already closed
+            sys.stdout.flush()
+        return code
     except BrokenPipeError:  # `vigil sessions | head -2`: the reader has what it wanted
         from tui_app.headless.terminal import EXIT_OUTPUT_CLOSED, silence_stdout
 
