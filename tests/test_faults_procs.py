@@ -11,7 +11,8 @@ import asyncio
 import json
 import os
 import signal
-import time
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from tests.faults_kit import (
     run_vigil,
     session_dirs,
     start_vigil,
+    vigil_env,
     wait_for,
     wait_until_gone,
     write_script,
@@ -124,11 +126,9 @@ def test_kill_9_of_vigil_while_a_hook_runs_leaves_no_hook(tmp_path, project):
 
 # ---- SIGTERM in states that used to hang ------------------------------------------------------------
 
-def terminate_and_time(process, mark: str) -> float:  # type: ignore[no-untyped-def]
-    began = time.monotonic()
+def terminate(process) -> None:  # type: ignore[no-untyped-def]
     process.send_signal(signal.SIGTERM)
-    process.wait(20)
-    return time.monotonic() - began
+    process.wait(90)
 
 
 def test_sigterm_ends_a_run_whose_command_ignores_term(tmp_path, project):
@@ -138,9 +138,8 @@ def test_sigterm_ends_a_run_whose_command_ignores_term(tmp_path, project):
     process = start_vigil(headless_args(project, script), tmp_path / "home", mark)
     try:
         wait_for(lambda: seen(mark, "sleep 300"), 60, "the command", process)
-        took = terminate_and_time(process, mark)
+        terminate(process)
         assert process.returncode == 143, "the orderly way out (not the hard deadline)"
-        assert took < 5, f"SIGTERM took {took:.1f} s"
         assert wait_until_gone(mark, timeout=10)[0] == []
         (session,) = session_dirs(tmp_path / "home")
         assert read_events(session / "events.jsonl").events[-1].type == "SessionEnded"
@@ -158,8 +157,33 @@ def test_sigterm_ends_a_run_in_a_hook_that_ignores_term(tmp_path, project):
     process = start_vigil(headless_args(project, script, "--settings", str(settings)), tmp_path / "home", mark)
     try:
         wait_for(lambda: seen(mark, "sleep 400"), 60, "the hook", process)
-        took = terminate_and_time(process, mark)
-        assert process.returncode == 143 and took < 5, (process.returncode, took)
+        terminate(process)
+        assert process.returncode == 143, "the orderly way out (not the hard deadline)"
+        assert wait_until_gone(mark, timeout=10)[0] == []
+    finally:
+        kill_marked(mark)
+
+
+def test_when_the_orderly_way_out_takes_too_long_the_hard_deadline_ends_it_and_nothing_is_left(tmp_path, project):
+    """The last resort: closing the session runs a SessionEnd hook that ignores TERM and sleeps,
+    far longer than the 0.5 s deadline given here; the deadline ends the process, the reaper the
+    hook and the command."""
+    mark = new_mark()
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": "trap '' TERM; sleep 403", "timeout": 900}]}]}}))
+    script = write_script(tmp_path / "s.json", [{"text": "x", "tool_calls": [
+        {"id": "b", "name": "Bash", "input": {"command": "sleep 402"}}]}])
+    process = subprocess.Popen([sys.executable, "-m", "tui_app", *headless_args(project, script, "--settings",
+                                                                                str(settings))],
+                               env=vigil_env(tmp_path / "home", mark, VIGIL_SHUTDOWN_DEADLINE_S="0.5"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: seen(mark, "sleep 402"), 60, "the command", process)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=90)
+        assert process.returncode == 1, "faulthandler's exit, not the orderly 143"
+        assert b"Timeout (0:00:00.500000)!" in err  # the threads' stacks, for the bug report
         assert wait_until_gone(mark, timeout=10)[0] == []
     finally:
         kill_marked(mark)
@@ -177,8 +201,8 @@ def test_sigterm_ends_a_run_in_a_search_that_would_never_end(tmp_path, project):
     process = start_vigil(headless_args(project, script, "--resume", session.name), home, mark)
     try:
         wait_for(lambda: seen(mark, "artifact_scan.py"), 60, "the search", process)
-        took = terminate_and_time(process, mark)
-        assert process.returncode == 143 and took < 5, (process.returncode, took)
+        terminate(process)
+        assert process.returncode == 143, "the orderly way out (not the hard deadline)"
         assert wait_until_gone(mark, timeout=10)[0] == []
     finally:
         kill_marked(mark)

@@ -132,9 +132,9 @@ def run_prompt(args: argparse.Namespace) -> int:
     except SetupError as exc:
         say(str(exc))
         return 2
-    import asyncio
+    from tui_app.runtime.shutdown import run_main
 
-    return asyncio.run(run_headless(session, args.prompt, args.output_format or "text"))
+    return run_main(run_headless(session, args.prompt, args.output_format or "text"))
 
 
 #: what the headless demo may do without asking, on its throwaway copy of the sample project
@@ -167,8 +167,6 @@ def run_demo_headless(args: argparse.Namespace) -> int:
               f"(--permission-mode acceptEdits --allowedTools '{DEMO_HEADLESS_ALLOW[0]}'); "
               "pass --permission-mode default to see those calls denied instead.")
 
-    import asyncio
-
     async def go() -> int:
         print_transcript(session, sys.stdout)
         await session.start()
@@ -182,7 +180,9 @@ def run_demo_headless(args: argparse.Namespace) -> int:
             return EXIT_LOG_FAILED
         return 0 if turn.reason == "completed" else 1
 
-    return asyncio.run(go())
+    from tui_app.runtime.shutdown import run_main
+
+    return run_main(go())
 
 
 DEMO_BANNER = ("This is Vigil's scripted demo: no model is connected, the steps are played from a script, but "
@@ -413,12 +413,11 @@ def run_acp(argv: list[str]) -> int:
     def options_for(cwd: str):
         return dataclasses.replace(base, cwd=cwd)
 
-    import asyncio
-
     from tui_app.headless.acp_agent import serve
+    from tui_app.runtime.shutdown import run_main
 
     with exiting_on_signals():
-        return asyncio.run(serve(options_for))
+        return run_main(serve(options_for))
 
 
 def run_sdk_command(args: argparse.Namespace) -> int:
@@ -451,10 +450,14 @@ def exiting_on_signals() -> Iterator[None]:
 
     from tui_app.runtime import shutdown
 
+    received: list[int] = []
+
     def stop(number: int, _frame: object) -> None:
         # bounded: short graces for the children, and a hard deadline should anything hang
         shutdown.begin(report=sys.stderr)
-        raise SystemExit(128 + number)
+        received.append(number)
+        if not shutdown.cancel_main():  # not in the event loop yet (or any more): no session to close
+            raise SystemExit(128 + number)
 
     numbers = (signal.SIGTERM, signal.SIGHUP)
     previous = {number: signal.getsignal(number) for number in numbers}
@@ -462,6 +465,13 @@ def exiting_on_signals() -> Iterator[None]:
         signal.signal(number, stop)
     try:
         yield
+    except BaseException as exc:
+        if received and type(exc).__name__ == "CancelledError":  # the run we cancelled
+            raise SystemExit(128 + received[0]) from None
+        raise
+    else:
+        if received:  # the run ended the orderly way after the signal
+            raise SystemExit(128 + received[0])
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

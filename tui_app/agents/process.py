@@ -59,10 +59,9 @@ class AgentProcess:
 
     async def start(self) -> None:
         try:
-            self.proc = await asyncio.create_subprocess_exec(
+            self.proc = await processes.spawn_group(
                 *self.argv, cwd=self.cwd, env=self.env, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-                limit=LINE_LIMIT)
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT)
         except OSError as exc:
             raise AgentStartError(f"could not start {self.label} ({self.argv[0]}): "
                                   f"{exc.strerror or exc}") from None

@@ -172,10 +172,9 @@ def apply_to_session(args: argparse.Namespace, session: Any) -> None:
 
 def run_sdk(args: argparse.Namespace, options: Any) -> int:
     """`--input-format stream-json`: serve the Agent SDK's protocol on stdin and stdout."""
-    import asyncio
-
     from tui_app.assemble import SetupError, build_session
     from tui_app.headless.sdk_mode import run_sdk_mode
+    from tui_app.runtime.shutdown import run_main
 
     note_unsupported(args)
     try:
@@ -184,5 +183,5 @@ def run_sdk(args: argparse.Namespace, options: Any) -> int:
     except (SetupError, SdkSetupError) as exc:
         sys.stderr.write(f"vigil: {exc}\n")
         return 2
-    return asyncio.run(run_sdk_mode(session, prompt_tool=args.permission_prompt_tool,
-                                    partial=args.include_partial_messages, hook_events=args.include_hook_events))
+    return run_main(run_sdk_mode(session, prompt_tool=args.permission_prompt_tool,
+                                 partial=args.include_partial_messages, hook_events=args.include_hook_events))

@@ -207,6 +207,22 @@ _lock = threading.Lock()
 _registered = False
 
 
+async def spawn_group(*argv: str, **kwargs: object) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec(…, start_new_session=True)` that a cancellation cannot cut in
+    half. Cancelled while asyncio connects the pipes, asyncio kills only the leader and may wait
+    for it for ever (seen: SIGTERM during a ReadArtifact search hung the exit). Here the start
+    runs to its end, the new group is killed, and the cancellation goes on."""
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, start_new_session=True, **kwargs))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            process = await starting
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        raise
+
+
 def track(pgid: int) -> None:
     global _registered
     watch_group(pgid)  # the reaper ends the group should Vigil die without a word (kill -9)

@@ -14,18 +14,29 @@ import faulthandler
 import os
 from typing import IO, Any
 
-#: from the signal to the process being gone, at the latest
+#: from the signal to the process being gone, at the latest (VIGIL_SHUTDOWN_DEADLINE_S changes it:
+#: a very slow machine, or tests that must see the orderly way out however loaded the machine is)
 DEADLINE_S = 4.5
 #: TERM → KILL for children once shutting down (a tool's own grace can be 6 s)
 SHUTDOWN_GRACE_S = 1.0
 
-_state: dict[str, Any] = {"active": False, "devnull": None}
+_state: dict[str, Any] = {"active": False, "devnull": None, "main": None, "cancelled": False}
 
 
-def begin(deadline_s: float = DEADLINE_S, report: IO[Any] | None = None) -> None:
+def deadline_from_env() -> float:
+    try:
+        value = float(os.environ.get("VIGIL_SHUTDOWN_DEADLINE_S", ""))
+    except ValueError:
+        return DEADLINE_S
+    return value if value > 0 else DEADLINE_S
+
+
+def begin(deadline_s: float | None = None, report: IO[Any] | None = None) -> None:
     """Start shutting down (idempotent): short graces, and a hard deadline."""
     if _state["active"]:
         return
+    if deadline_s is None:
+        deadline_s = deadline_from_env()
     _state["active"] = True
     if report is None:
         if _state["devnull"] is None:
@@ -51,3 +62,32 @@ def active() -> bool:
 def grace(seconds: float) -> float:
     """A TERM → KILL grace, shortened while shutting down."""
     return min(seconds, SHUTDOWN_GRACE_S) if _state["active"] else seconds
+
+
+def run_main(coro: Any) -> Any:
+    """`asyncio.run(coro)`, with `coro`'s task known to `cancel_main`: a signal then cancels that
+    task alone, and its own `finally` blocks close the session the orderly way (the turn's calls
+    get their results, the log its SessionEnded). An exception raised wherever the signal landed,
+    or a cancellation of every task at once, could cut that closing short or wedge it."""
+    import asyncio
+
+    async def main() -> Any:
+        _state["main"] = (asyncio.get_running_loop(), asyncio.current_task())
+        try:
+            return await coro
+        finally:
+            _state["main"] = None
+
+    return asyncio.run(main())
+
+
+def cancel_main() -> bool:
+    """From a signal handler: cancel the task `run_main` runs (once). False when none runs."""
+    main = _state["main"]
+    if main is None:
+        return False
+    if not _state["cancelled"]:
+        _state["cancelled"] = True
+        loop, task = main
+        loop.call_soon_threadsafe(task.cancel)
+    return True

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tui_app.runtime.processes import spawn_group
 from tui_app.runtime.reaper import unwatch_group, watch_group
 
 #: after SIGKILL, how long to wait for the kernel to take the process away
@@ -31,9 +32,9 @@ class WorkerFailed(Exception):
 
 
 async def run_worker(script: Path, request: dict[str, Any]) -> Any:
-    process = await asyncio.create_subprocess_exec(
+    process = await spawn_group(
         sys.executable, "-I", "-S", str(script), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        stderr=asyncio.subprocess.PIPE)
     watch_group(process.pid)
     try:
         out, err = await process.communicate(json.dumps(request).encode("utf-8"))

@@ -16,6 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
+from tui_app.runtime.processes import spawn_group
 from tui_app.tools.grep.search import (
     NEWLINE_MESSAGE,
     FileHits,
@@ -68,18 +69,8 @@ def rg_args(rg: str, query: GrepQuery) -> list[str]:
 
 
 async def run_group(args: list[str], cwd: str) -> tuple[int, bytes, bytes]:
-    spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
-        *args, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True,
-    ))
-    try:
-        # shielded: a cancellation while the pipes are being connected must still find the group
-        # (asyncio would kill only the leader, and whatever it started would live on)
-        proc = await asyncio.shield(spawning)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            _kill_group(await spawning)
-        raise
+    proc = await spawn_group(*args, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                             stderr=asyncio.subprocess.PIPE)
     try:
         out, err = await proc.communicate()
     except BaseException:
