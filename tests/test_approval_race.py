@@ -13,7 +13,7 @@ import pytest
 
 from tests.fakes import Recorder, make_env
 from tests.hook_helpers import SESSION, handler, live_members, make_hooks, one, script
-from tests.perm_fakes import BASH, DEPLOY, MCP_READ, RAN, BashInput, record
+from tests.perm_specs import BASH, DEPLOY, MCP_READ, RAN, BashInput, record
 from tui_app.runtime.contract import ApprovalPreview, PermissionSpec, ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest

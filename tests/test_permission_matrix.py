@@ -1,6 +1,8 @@
 """The rule matrix: (tool, input, rules, mode) → decision, who decided, and why — one row per
 behaviour of SPEC-compat §2, on a real directory tree with real symlinks.
 
+The specs are the real tools' (tests/perm_specs.py).
+
 Placeholders: {p} the project (and working directory), {o} a directory outside it, {h} home,
 {e} a sibling of the project whose name starts with the project's (`proj-evil`).
 A rule written "home:Edit(/x)" comes from a user-level file (its `/` anchor is home).
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.perm_fakes import BY_NAME
+from tests.perm_specs import BY_NAME
 from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import DenyGuard, RulePolicy
 from tui_app.runtime.permissions.rules import make_rule
@@ -190,7 +192,14 @@ PATH_CASES = [
     C("edit-allow-rule", "Edit", "{p}/src/app.py", "allow", "rule", allow=["Edit(/src/**)"]),
     C("edit-rule-governs-write", "Write", {"file_path": "{p}/src/app.py", "content": "x"}, "deny", "rule",
       deny=["Edit(./src/**)"]),
-    C("edit-rule-governs-multiedit", "Edit", "{p}/src/app.py", "allow", "rule", allow=["MultiEdit(/src/**)"]),
+    C("edit-rule-governs-multiedit", "MultiEdit", {"file_path": "{p}/src/app.py", "edits": [
+        {"old_string": "x", "new_string": "y"}]}, "allow", "rule", "Edit(/src/**)", allow=["Edit(/src/**)"]),
+    C("edit-deny-governs-multiedit", "MultiEdit", {"file_path": "{p}/src/app.py", "edits": [
+        {"old_string": "x", "new_string": "y"}]}, "deny", "rule", "Edit(./src/**)", deny=["Edit(./src/**)"]),
+    # a rule names its own tool; only `Edit(…)` speaks for the family (Claude Code 2.1.332 asks here too)
+    C("multiedit-rule-does-not-govern-edit", "Edit", "{p}/src/app.py", "ask", "mode", allow=["MultiEdit(/src/**)"]),
+    C("multiedit-rule-governs-multiedit", "MultiEdit", {"file_path": "{p}/src/app.py", "edits": [
+        {"old_string": "x", "new_string": "y"}]}, "allow", "rule", allow=["MultiEdit(/src/**)"]),
     C("read-deny-blocks-edit", "Edit", "{p}/.env", "deny", "rule", "Read(./.env)", deny=["Read(./.env)"]),
     C("edit-symlink-target-outside", "Edit", "{p}/src/link_out", "ask", "guard", "outside the working",
       allow=["Edit(/src/**)"]),

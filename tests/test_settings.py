@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.perm_fakes import BASH, READ
+from tests.perm_specs import BASH, READ
 from tui_app.assemble import SessionOptions, build_hooks, build_policy
 from tui_app.config import SettingsError, load_settings, settings_events
 from tui_app.runtime.hooks.command import CommandHooks
