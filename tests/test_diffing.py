@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.needs import need_program
 from tui_app.runtime.files.diffing import (
     CARD_MAX_HUNKS,
     CARD_MAX_LINES,
@@ -173,3 +174,61 @@ def test_texts_too_large_for_the_viewer_are_left_out_and_bad_bytes_are_made_safe
     card = file_diff_display("/p/latin1.txt", undecodable, "cafe\n")
     assert card.hunks[0].lines[0] == "-caf\ufffd"
     card.model_dump_json()  # the event log can write it
+
+
+def _big_shapes() -> dict[str, tuple[str, str]]:
+
+
+    lines = [f"    value_{i} = compute({i}, '{i * 7 % 13}')\n" for i in range(3000)]
+    shuffled = list(lines)
+    random.Random(3).shuffle(shuffled)
+    reindented = ["    " + line if i % 2 else line for i, line in enumerate(lines)]
+    moved = lines[1500:] + lines[:1500]
+    return {"shuffled": ("".join(lines), "".join(shuffled)), "reindented": ("".join(lines), "".join(reindented)),
+            "moved": ("".join(lines), "".join(moved) + "no newline at the end")}
+
+
+@pytest.mark.parametrize("shape", ["shuffled", "reindented", "moved"])
+def test_a_big_hard_diff_goes_to_git_and_its_hunks_rebuild_the_new_text(shape, monkeypatch):
+    from tui_app.runtime.files import git_diff
+
+    need_program("git")
+    asked: list[int] = []
+    real = git_diff.git_changes
+
+    def counting(old: str, new: str):
+        asked.append(1)
+        return real(old, new)
+
+    monkeypatch.setattr("tui_app.runtime.files.diffing.git_changes", counting)
+    old, new = _big_shapes()[shape]
+    patch = structured_patch(old, new)
+    assert asked and apply_hunks(old, patch.hunks) == new
+
+
+@pytest.mark.parametrize("shape", ["shuffled", "reindented", "moved"])
+def test_without_git_the_same_shapes_are_diffed_in_python(shape, monkeypatch):
+    monkeypatch.setattr("tui_app.runtime.files.diffing.git_program", lambda: None)
+    old, new = _big_shapes()[shape]
+    assert apply_hunks(old, structured_patch(old, new).hunks) == new
+
+
+def test_a_small_edit_of_a_big_file_never_starts_git(monkeypatch):
+    def no_git(old: str, new: str):
+        raise AssertionError("git was asked about an edit the walk steps over")
+
+    monkeypatch.setattr("tui_app.runtime.files.diffing.git_changes", no_git)
+    lines = [f"line {i}\n" for i in range(20_000)]
+    edited = list(lines)
+    edited[10_000] = "changed\n"
+    patch = structured_patch("".join(lines), "".join(edited))
+    assert (patch.added, patch.removed) == (1, 1)
+
+
+def test_git_reads_bytes_that_are_not_utf8_and_gives_lines_back_in_order():
+    from tui_app.runtime.files.git_diff import git_changes
+
+    need_program("git")
+    old = "".join(f"l\udcff{i}\n" for i in range(10))  # surrogateescape: the bytes of a Latin-1 file
+    new = old.replace("l\udcff5\n", "five\n")
+    assert git_changes(old, new) == [(5, 6, 5, 6)]

@@ -82,15 +82,18 @@ def assert_whole_lines(log: Path) -> list:
 def test_a_disk_that_fills_mid_run_stops_the_run_and_marks_the_session(tmp_path, small_disk):
     home = small_disk.path
     marker = tmp_path / "project" / "second-call-ran"
+    # A tool cannot write under VIGIL_HOME (self-protection), so a user's hook fills the disk just
+    # before the call runs; the call's 20 KB of output then needs room the log no longer has (a
+    # log's last page may still hold a few small events).
+    settings = tmp_path / "fill-the-disk.json"
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": f"head -c 3000000 /dev/zero > {home}/filler 2>/dev/null; exit 0"}]}]}}))
     out = headless(tmp_path, home, [
         {"text": "Filling the disk.", "tool_calls": [
-            # the disk fills; then 20 KB of output, so the call's own result needs room the log
-            # no longer has (a log's last page may still hold a few small events)
-            {"id": "fill", "name": "Bash", "input": {"command": f"head -c 3000000 /dev/zero > {home}/filler; "
-                                                                 "seq 1 4000"}}]},
+            {"id": "fill", "name": "Bash", "input": {"command": "seq 1 4000"}}]},
         {"text": "This must not run.", "tool_calls": [
             {"id": "next", "name": "Bash", "input": {"command": f"touch {marker}"}}]},
-        {"text": "Done."}])
+        {"text": "Done."}], "--settings", str(settings))
     assert out.returncode == 3, out.stderr
     assert "the session log could not be written (disk full)" in out.stderr
     assert not marker.exists(), "a tool was started after the log failed"

@@ -12,6 +12,7 @@ import pytest
 
 from tests.agent_kit import home as private_home
 from tui_app.headless.runner import run_headless
+from tui_app.runtime.eventlog import read_events
 
 ROOT = Path(__file__).parent.parent
 home = private_home  # the fixture, visible to this module's tests
@@ -69,9 +70,13 @@ def test_the_session_is_persisted_as_jsonl(tmp_path):
     out = run(tmp_path, "stream-json")
     session_id = json.loads(out.stdout.splitlines()[0])["session_id"]
     log = tmp_path / "home" / "sessions" / session_id / "events.jsonl"
-    events = [json.loads(line) for line in log.read_text().splitlines()]
-    assert events[0]["type"] == "SessionStarted" and events[-1]["type"] == "SessionEnded"
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert all(json.loads(line)["type"] for line in log.read_text().splitlines())  # one JSON event a line
+    read = read_events(log)
+    events = read.events
+    assert not read.warnings
+    assert events[0].type == "SessionStarted" and events[-1].type == "SessionEnded"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert {e.session_id for e in events} == {session_id}
 
 
 def test_text_output_is_the_final_answer(tmp_path):

@@ -174,3 +174,53 @@ def test_a_file_truncated_under_the_mapping_is_never_read_past_its_new_end(tmp_p
         assert index.wait_complete(5) and index.line_count == 2
     finally:
         index.close()
+
+
+def test_a_big_file_is_counted_by_a_child_process_and_every_line_is_where_a_split_puts_it(tmp_path, monkeypatch):
+    """The bulk of a big file is counted in a child process (so the UI thread keeps the GIL); the
+    index it leaves is the same one counting here would."""
+    import widgets.viewer.line_index as line_index
+
+    monkeypatch.setattr(line_index, "CHILD_SCAN_BYTES", 4096)
+    data = b"".join(b"%d %s\n" % (i, b"x" * (i * 37 % 300)) for i in range(3000)) + b"tail without newline"
+    path = tmp_path / "big.log"
+    path.write_bytes(data)
+    spawned = []
+    real_popen = line_index.subprocess.Popen
+
+    def popen(*args, **kwargs):
+        spawned.append(args[0])
+        return real_popen(*args, **kwargs)
+
+    monkeypatch.setattr(line_index.subprocess, "Popen", popen)
+    index = LineIndex(path, block_size=1000).start()
+    try:
+        assert index.wait_complete(30)
+        assert spawned and index._use_child
+        starts = reference_starts(data)
+        assert index.line_count == len(starts)
+        for number in (0, 1, 999, 1500, len(starts) - 1):
+            assert index.line_start(number) == starts[number]
+        assert index.line_of_offset(starts[2500] + 1) == 2500
+    finally:
+        index.close()
+
+
+def test_without_a_child_process_the_file_is_counted_here(tmp_path, monkeypatch):
+    import widgets.viewer.line_index as line_index
+
+    monkeypatch.setattr(line_index, "CHILD_SCAN_BYTES", 4096)
+
+    def no_processes(*args, **kwargs):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(line_index.subprocess, "Popen", no_processes)
+    data = b"line\n" * 5000
+    path = tmp_path / "big.log"
+    path.write_bytes(data)
+    index = LineIndex(path, block_size=1000).start()
+    try:
+        assert index.wait_complete(30)
+        assert not index._use_child and index.line_count == 5000 and index.line_start(4999) == 4999 * 5
+    finally:
+        index.close()

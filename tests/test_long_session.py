@@ -110,4 +110,4 @@ async def replay_on_screen(session_id: str, compactions: int) -> None:
                          timeout=120)
         assert len(screen.table.rows) == 400
         assert screen.compactions == compactions
-        assert screen.chat.query(CompactionDivider)  # the latest ones are among the entries the chat keeps
+        assert screen.chat.entries_of(CompactionDivider)  # the chat keeps every entry

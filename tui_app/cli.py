@@ -15,13 +15,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tui_app.runtime.permissions.decision import PERMISSION_MODES
+# nothing heavier before the arguments are parsed: `vigil --version` and a bad flag answer at once
+from tui_app.runtime.permissions.modes import PERMISSION_MODES
 
 SUBCOMMANDS = ("sessions", "replay", "artifacts")
 
@@ -130,6 +130,8 @@ def run_prompt(args: argparse.Namespace) -> int:
     except SetupError as exc:
         say(str(exc))
         return 2
+    import asyncio
+
     return asyncio.run(run_headless(session, args.prompt, args.output_format or "text"))
 
 
@@ -162,6 +164,8 @@ def run_demo_headless(args: argparse.Namespace) -> int:
         print("Nobody is asked in a plain terminal, so the demo may edit its copy and run its tests "
               f"(--permission-mode acceptEdits --allowedTools '{DEMO_HEADLESS_ALLOW[0]}'); "
               "pass --permission-mode default to see those calls denied instead.")
+
+    import asyncio
 
     async def go() -> int:
         print_transcript(session, sys.stdout)
@@ -397,6 +401,8 @@ def run_acp(argv: list[str]) -> int:
 
     def options_for(cwd: str):
         return dataclasses.replace(base, cwd=cwd)
+
+    import asyncio
 
     from tui_app.headless.acp_agent import serve
 

@@ -5,52 +5,57 @@ the log: only the model's view of the conversation changed."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from textual import events
-from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.widgets import Static
+from textual.strip import Strip
 
+from widgets.chat_entry import ChatEntry, blank, wrapped, wrapped_height
 from widgets.text.untrusted import clean
+
+if TYPE_CHECKING:
+    from widgets.chat import ChatView
 
 TRIGGERS = {"auto": ("auto", "the context window was filling up"), "manual": ("/compact", "asked for by the user")}
 
 
-class CompactionDivider(Static, can_focus=True):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle", "Show the summary", show=False)]
+class CompactionDivider(ChatEntry):
+    """The divider in the chat (an entry of the virtual chat: widgets/chat_entry.py)."""
 
-    def __init__(self, event: Any) -> None:
-        super().__init__(Content(""))
+    interactive = True
+
+    def __init__(self, event: Any, position: int = 0) -> None:
+        super().__init__(position)
         self.event = event
         self.expanded = False
-        self.show()
 
     @property
     def cleared(self) -> bool:
         return self.event.trigger == "clear"
 
-    def show(self) -> None:
+    def content(self) -> Content:
         event = self.event
         if self.cleared:
-            self.update(Content.styled("──── conversation cleared: the model starts afresh from here ────", "bold"))
-            return
+            return Content.styled("──── conversation cleared: the model starts afresh from here ────", "bold")
         short, why = TRIGGERS.get(event.trigger, (event.trigger, ""))
         sizes = f"· {short} · {event.tokens_before:,} → ~{event.tokens_after:,} tokens"
         head = Content.assemble(("──── conversation compacted ", "bold"), (sizes, "$foreground 70%"), (" ────", "bold"))
         if not self.expanded:
             hint = Content.styled(f"     {why} · enter shows the summary the model goes on from", "$foreground 55%")
-            self.update(Content("\n").join([head, hint]))
-            return
+            return Content("\n").join([head, hint])
         summary = Content(clean(event.summary).strip())
         footer = Content.styled("     enter hides the summary", "$foreground 55%")
-        self.update(Content("\n").join([head, summary, footer]))
+        return Content("\n").join([head, summary, footer])
 
-    def action_toggle(self) -> None:
+    def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
+        body = wrapped(Content.assemble(" ", self.content(), " "), width, chat.entry_style("divider", cursor))
+        return [blank(chat, width), *body, blank(chat, width)]
+
+    def estimate(self, width: int) -> int:
+        return wrapped_height(self.content().plain, width) + 2
+
+    def activate(self, chat: ChatView) -> None:
         if not self.cleared:
             self.expanded = not self.expanded
-            self.show()
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.action_toggle()
+            self.changed()
+            chat.entry_changed(self)

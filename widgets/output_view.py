@@ -44,6 +44,8 @@ _MAX_SGR_STACK = 16
 
 def _next_sgr_state(state: tuple[str, ...], line: str) -> tuple[str, ...]:
     """The SGR sequences in force after `line`: everything since the last reset."""
+    if line.startswith(("\x1b[0m", "\x1b[m"), line.rfind("\x1b[")):
+        return ()  # the usual coloured line ends with a plain reset: nothing carries over
     for match in _SGR.finditer(line):
         params = match.group(1)
         first = params.split(";", 1)[0]

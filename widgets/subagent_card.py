@@ -1,6 +1,7 @@
 """A subagent in the chat: one card per subagent with its type, task and progress — the calls it
 made and the one running, its steps — and, once it ended, the start of its answer. Enter or a click
-opens its Agent call in the table and the detail pane (the table lists every call it made).
+opens its Agent call in the table and the detail pane (the table lists every call it made). The card
+is an entry of the virtual chat (widgets/chat_entry.py).
 
 `SubagentProgress` is the plain view-model (no Textual): folding the same events always gives the
 same card, which a replay stepping back relies on.
@@ -9,17 +10,20 @@ same card, which a replay stepping back relies on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from textual import events
-from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.widgets import Static
+from textual.strip import Strip
 
+from widgets.chat_entry import ChatEntry, blank, wrapped, wrapped_height
 from widgets.messages import CallSelected
 from widgets.text.formatting import fmt_duration
+from widgets.text.line_render import content_strip
 from widgets.text.untrusted import one_line, plain
 from widgets.tool_rows import CANCELLED_CODES, target_of_input
+
+if TYPE_CHECKING:
+    from widgets.chat import ChatView
 
 #: lines of the final answer the card shows
 ANSWER_LINES = 3
@@ -78,21 +82,26 @@ class SubagentProgress:
         return self.reason is None
 
 
-class SubagentCard(Static, can_focus=True):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open", "Open the Agent call", show=False)]
+class SubagentCard(ChatEntry):
+    """The card of one subagent in the chat (an entry of the virtual chat)."""
 
-    def __init__(self, progress: SubagentProgress) -> None:
-        super().__init__(Content(""))
+    interactive = True
+
+    def __init__(self, progress: SubagentProgress, position: int = 0) -> None:
+        super().__init__(position)
         self.progress = progress
-        self.show()
 
     @property
     def agent_id(self) -> str:
         return self.progress.agent_id
 
     def show(self, progress: SubagentProgress | None = None) -> None:
+        """Show `progress` (a replay stepping back folds it again), or what changed in it."""
         if progress is not None:
             self.progress = progress
+        self.changed()
+
+    def content(self) -> Content:
         p = self.progress
         glyph, style = ENDINGS.get(p.reason or "", ("⇉", "bold $text-primary"))
         head = Content.assemble((f"{glyph} ", style), (one_line(p.subagent_type, 30), "bold"),
@@ -105,8 +114,7 @@ class SubagentCard(Static, can_focus=True):
             detail = Content.assemble(("  " + counts + " · ", "$foreground 70%"),
                                       (state, "$text-warning" if p.waiting else "$text-primary"),
                                       plain(one_line(p.current, 100)))
-            self.update(Content("\n").join([head, detail]))
-            return
+            return Content("\n").join([head, detail])
         ended = f"  {p.reason} · {counts} · {fmt_duration(p.duration_ms)}"
         lines = [head, Content.styled(ended, "$foreground 70%")]
         answer = [line for line in p.answer.strip().splitlines() if line.strip()]
@@ -115,14 +123,22 @@ class SubagentCard(Static, can_focus=True):
         if len(answer) > ANSWER_LINES:
             lines.append(Content.styled(f"  … {len(answer) - ANSWER_LINES} more lines: enter opens the Agent call",
                                         "$foreground 60%"))
-        self.update(Content("\n").join(lines))
+        return Content("\n").join(lines)
 
-    def action_open(self) -> None:
-        self.post_message(CallSelected(self.progress.call_id))
+    def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
+        # two cells in, a thick edge on the left, on a tinted ground; a blank line below
+        edge = chat.entry_style("card-edge")
+        body = wrapped(Content.assemble(" ", self.content(), " "), max(1, width - 3), chat.entry_style("card", cursor))
+        base = chat.entry_style("base")
+        lines = [Strip.join([content_strip(Content("  "), base), content_strip(Content("▌"), edge), line])
+                 for line in body]
+        return [*lines, blank(chat, width)]
 
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.post_message(CallSelected(self.progress.call_id))
+    def estimate(self, width: int) -> int:
+        return wrapped_height(self.content().plain, max(1, width - 4)) + 1
+
+    def activate(self, chat: ChatView) -> None:
+        chat.post_message(CallSelected(self.progress.call_id))
 
 
 def fold_subagents(events: Any) -> dict[str, SubagentProgress]:

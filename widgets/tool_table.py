@@ -114,6 +114,7 @@ class ToolTable(ScrollView, can_focus=True):
         self._position: dict[str, int] = {}
         self._line_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(STRIP_CACHE)
         self._styles: dict[str, Any] = {}
+        self._stale = False
         self._rebuild_view()
 
     # ---- feeding ----------------------------------------------------------------------------
@@ -129,6 +130,19 @@ class ToolTable(ScrollView, can_focus=True):
         """A batch of events (a replay, a burst from the bridge) with a single relayout."""
         changed = [row for event in batch if (row := self.rows.apply(event)) is not None]
         if changed:
+            self._rebuild_view()
+            self.refresh()
+
+    def fold_in(self, batch: Iterable[Any]) -> None:
+        """Fold events into the rows without laying the table out (a replay catching up: a layout
+        per batch made a long catch-up quadratic); `settle` lays it out once at the end."""
+        for event in batch:
+            self.rows.apply(event)
+        self._stale = True
+
+    def settle(self) -> None:
+        if self._stale:
+            self._stale = False
             self._rebuild_view()
             self.refresh()
 

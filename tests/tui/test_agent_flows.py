@@ -63,7 +63,7 @@ async def test_two_subagents_show_as_cards_and_their_calls_nest_in_the_table_and
         await started(pilot)
         await type_prompt(pilot, "look around")
         await turn_over(pilot, app)
-        cards = list(app.main.chat.query(SubagentCard))
+        cards = app.main.chat.entries_of(SubagentCard)
         assert [(c.progress.description, c.progress.reason, c.progress.calls) for c in cards] == [
             ("find callers", "completed", 1), ("count defs", "completed", 2)]
         text = screen_text(app)
@@ -73,7 +73,8 @@ async def test_two_subagents_show_as_cards_and_their_calls_nest_in_the_table_and
         assert view == [("Agent", None), ("Grep", "toolu_a"), ("Agent", None), ("Grep", "toolu_b"),
                         ("Read", "toolu_b")]
         # Enter on a card opens its Agent call in the detail pane
-        cards[1].focus()
+        app.main.chat.focus()
+        app.main.chat.select_entry(cards[1])
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.main.detail.call_id == "toolu_b", "the Agent call in the detail pane")
     # the recorded session replays with the same cards and nesting
@@ -85,9 +86,9 @@ async def test_two_subagents_show_as_cards_and_their_calls_nest_in_the_table_and
 
     viewer = ReplayApp(None)
     async with viewer.run_test(size=(160, 48)) as pilot:
-        await wait_until(pilot, lambda: replay.shown == replay.position and replay.chat.query(SubagentCard),
+        await wait_until(pilot, lambda: replay.shown == replay.position and replay.chat.entries_of(SubagentCard),
                          "the replay to show the session")
-        assert [c.progress.reason for c in replay.chat.query(SubagentCard)] == ["completed", "completed"]
+        assert [c.progress.reason for c in replay.chat.entries_of(SubagentCard)] == ["completed", "completed"]
         assert [row.parent for row in replay.table._view] == [None, "toolu_a", None, "toolu_b", "toolu_b"]
 
 
@@ -122,8 +123,8 @@ async def test_slash_completion_then_compact_shows_the_divider_and_the_model_see
         await pilot.press("tab")
         assert app.main.prompt.text == "/compact " and not menu.shown
         await pilot.press(*"keep", "space", *"names", "enter")
-        await wait_until(pilot, lambda: app.main.chat.query(CompactionDivider), "the compaction divider")
-        divider = app.main.chat.query_one(CompactionDivider)
+        await wait_until(pilot, lambda: app.main.chat.entries_of(CompactionDivider), "the compaction divider")
+        divider = app.main.chat.entries_of(CompactionDivider)[0]
         assert divider.event.trigger == "manual" and divider.event.instructions == "keep names"
         assert app.main.prompt.text == "" and app.main.prompt.past_prompts[-1] == "/compact keep names"
         await wait_until(pilot, lambda: not app.runner.busy, "the compaction to finish")

@@ -13,6 +13,7 @@ from tests.tui.test_snapshots import IdleControls
 from tui_app.agents.slash_commands import load_commands
 from tui_app.app.screens.main import MainScreen
 from tui_app.app.screens.plan import PlanScreen
+from widgets.chat import ChatView
 from widgets.compaction_divider import CompactionDivider
 from widgets.tool_table import ToolTable
 
@@ -43,7 +44,9 @@ def test_the_plan_dialog(snap_compare):
 
 def test_the_compaction_divider_with_its_summary_open(snap_compare):
     async def open_summary(pilot):
-        pilot.app.query_one(CompactionDivider).focus()
+        chat = pilot.app.query_one(ChatView)
+        chat.focus()
+        chat.select_entry(chat.entries_of(CompactionDivider)[0])
         await pilot.press("enter")
         await pilot.pause()
 

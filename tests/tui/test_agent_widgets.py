@@ -91,7 +91,7 @@ async def test_each_subagent_has_one_card_with_its_progress_and_then_its_answer(
     app = ChatApp(events)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        cards = list(app.query(SubagentCard))
+        cards = app.query_one(ChatView).entries_of(SubagentCard)
         assert [c.agent_id for c in cards] == ["agent-1", "agent-2"]
         text = screen_text(app)
         assert "Explore subagent · find callers of add()" in text
@@ -104,7 +104,7 @@ async def test_each_subagent_has_one_card_with_its_progress_and_then_its_answer(
         text = screen_text(app)
         assert "completed · 2 steps · 3 calls · 2.3s" in text
         assert "add() is called once: by double() in calc/ops.py:9." in text and "No other module" in text
-        assert len(app.query(SubagentCard)) == 2
+        assert len(app.query_one(ChatView).entries_of(SubagentCard)) == 2
 
 
 async def test_stepping_back_shows_a_card_as_it_was_then():
@@ -116,7 +116,7 @@ async def test_stepping_back_shows_a_card_as_it_was_then():
         cut = next(i for i, e in enumerate(events) if e.type == "ToolCallRequested" and e.call_id == "agent-1_t2")
         await chat.rewind(events[:cut])
         await pilot.pause()
-        first = app.query(SubagentCard).first()
+        first = app.query_one(ChatView).entries_of(SubagentCard)[0]
         assert first.progress == fold_subagents(events[:cut])["agent-1"]
         assert first.progress.running and first.progress.calls == 1
 
@@ -129,8 +129,9 @@ async def test_the_compaction_divider_opens_its_summary_on_enter():
         assert "conversation compacted · auto · 163,402 → ~96 tokens" in text
         assert "the context window was filling up" in text
         assert "changed `return a - b`" not in text
-        divider = app.query_one(CompactionDivider)
-        divider.focus()
+        divider = app.query_one(ChatView).entries_of(CompactionDivider)[0]
+        app.query_one(ChatView).focus()
+        app.query_one(ChatView).select_entry(divider)
         await pilot.press("enter")
         text = screen_text(app)
         flat = " ".join(text.split())

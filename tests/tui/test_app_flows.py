@@ -11,7 +11,6 @@ from tests.tui.app_harness import AppUnderTest, make_session, started, type_prom
 from tests.tui.helpers import screen_text
 from tui_app.runtime.hooks.runner import NoHooks, PermissionHookAnswer
 from tui_app.runtime.permissions.decision import ModePolicy
-from widgets.chat import AssistantMarkdown
 from widgets.diff.view import DiffView
 
 EDIT = {"id": "e1", "name": "Edit",
@@ -20,7 +19,7 @@ READ = {"id": "r1", "name": "Read", "input": {"file_path": "calc.py"}}
 
 
 def chat_text(app: AppUnderTest) -> str:
-    return "\n".join(m.source for m in app.main.chat.query(AssistantMarkdown))
+    return "\n".join(app.main.chat.assistant_texts())
 
 
 async def test_prompt_stream_rows_edit_dialog_with_its_diff_approve_and_the_detail_shows_the_diff(

@@ -1,9 +1,9 @@
-"""The chat pane: prompts, streamed assistant Markdown, tool-call summaries you can open, errors."""
+"""The chat pane: prompts, streamed assistant Markdown, tool-call summaries you can open, errors;
+a virtual, line-based view that keeps every entry and renders only what is on screen."""
 
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
-from textual.widgets import Markdown
 
 from tests.tui.helpers import click_actions, find_text, screen_text, wait_until
 from tests.tui.session_data import CWD, session_events
@@ -18,16 +18,7 @@ from tui_app.runtime.events import (
     TurnEnded,
     TurnStarted,
 )
-from widgets.chat import (
-    MAX_ENTRIES,
-    TRIM_STEP,
-    AssistantMarkdown,
-    CallLine,
-    ChatPrompt,
-    ChatView,
-    EarlierEntries,
-    ThinkingNote,
-)
+from widgets.chat import CallEntry, ChatView, MarkdownEntry, PromptEntry, ThinkingEntry
 from widgets.messages import CallSelected
 
 ANSWER = "The fix is in **`median`**:\n\n- average the two middle values\n- see [docs](https://example.com/x)\n"
@@ -69,7 +60,7 @@ async def test_a_prompt_and_streamed_markdown_answer():
         text = screen_text(app)
         assert "average the two middle values" in text and "docs" in text
         assert "**" not in text  # rendered as Markdown, not shown raw
-        assert len(app.query(AssistantMarkdown)) == 1
+        assert len([e for e in chat.entries if isinstance(e, MarkdownEntry)]) == 1
 
 
 async def test_the_final_text_wins_when_the_stream_missed_a_piece():
@@ -97,13 +88,10 @@ async def test_links_do_not_open_on_click():
         await app.query_one(ChatView).apply(AssistantText(turn_id="t1", step=1, index=0,
                                                           text="see [docs](https://example.com/x)"))
         await pilot.pause()
-        assert click_actions(app) == ["link('https://example.com/x')"]
+        assert click_actions(app) == []  # nothing on screen runs an action, a link least of all
+        assert "https://example.com/x" in screen_text(app)  # where it points is shown as text
         y, x = find_text(app, "docs")
         await pilot.click(offset=(x + 1, y))
-        await pilot.pause()
-        assert app.opened == []
-        markdown = app.query_one(AssistantMarkdown)
-        markdown.post_message(Markdown.LinkClicked(markdown, "https://example.com/x"))
         await pilot.pause()
         assert app.opened == []
 
@@ -122,7 +110,7 @@ async def test_tool_calls_are_one_line_each_and_follow_their_state():
         await chat.apply(ToolCallResult(call_id="toolu_06", tool="Bash", model_content="ok", original_bytes=2048))
         await pilot.pause()
         assert "✓ Bash npm run build --watch  2.0 KB" in screen_text(app)
-        assert len(app.query(CallLine)) == 8
+        assert len([e for e in chat.entries if isinstance(e, CallEntry)]) == 8
 
 
 async def test_enter_or_click_on_a_call_line_selects_the_call():
@@ -132,10 +120,14 @@ async def test_enter_or_click_on_a_call_line_selects_the_call():
         for event in session_events():
             await chat.apply(event)
         await pilot.pause()
-        line = chat.call_line("toolu_04")
-        line.focus()
+        chat.focus()
+        for _ in range(4):  # down from the top: the first call line, then three more
+            await pilot.press("down")
+        assert chat.cursor is chat.call_line("toolu_04")
         await pilot.press("enter")
-        await pilot.click(chat.call_line("toolu_02"))
+        y = chat.entry_region_y(chat.call_line("toolu_02"))
+        assert y is not None
+        await pilot.click(ChatView, offset=(10, y))
         assert app.selected == ["toolu_04", "toolu_02"]
 
 
@@ -157,55 +149,60 @@ def calls(first: int, count: int) -> list[ToolCallRequested]:
 
 
 def call_ids(chat: ChatView) -> list[str]:
-    return [line.call_id for line in chat.query(CallLine)]
+    return [entry.call_id for entry in chat.entries if isinstance(entry, CallEntry)]
 
 
-async def test_a_long_chat_keeps_the_latest_entries_and_says_how_many_gave_way():
+async def test_a_long_chat_keeps_every_entry_and_renders_only_the_screen():
     app = ChatApp()
     async with app.run_test(size=(90, 20)) as pilot:
         chat = app.query_one(ChatView)
-        async with chat.mounting_together():  # a replay or a resume: one batch
-            for event in calls(0, MAX_ENTRIES + 150):
-                await chat.apply(event)
-        await pilot.pause()
-        assert call_ids(chat) == [f"c{i:04d}" for i in range(150, MAX_ENTRIES + 150)]
-        assert chat.hidden == 150
-        earlier = chat.children[0]
-        assert isinstance(earlier, EarlierEntries)
+        rendered: list[str] = []
+        plain_render = CallEntry.render
+
+        def counting(entry, *args, **kwargs):
+            rendered.append(entry.call_id)
+            return plain_render(entry, *args, **kwargs)
+
+        CallEntry.render = counting  # type: ignore[method-assign]
+        try:
+            async with chat.mounting_together():  # a replay or a resume: one batch
+                for event in calls(0, 3000):
+                    await chat.apply(event)
+            await pilot.pause()
+        finally:
+            CallEntry.render = plain_render  # type: ignore[method-assign]
+        assert call_ids(chat) == [f"c{i:04d}" for i in range(3000)]
+        assert len(set(rendered)) < 60  # a screen (and the lines measured to fill it), not 3,000
+        text = screen_text(app)
+        assert "f2999.py" in text and "f0000.py" not in text  # it opens at its end
         chat.scroll_home(animate=False)
         await pilot.pause()
-        assert "⋯ 150 earlier entries not shown here" in screen_text(app)
-        # a call whose line gave way changes state: the line is not brought back at the bottom
+        assert "f0000.py" in screen_text(app)  # and nothing gave way: the first call is still there
+        # a call far above changes state: its own line changes, nothing is appended
         await chat.apply(ToolCallResult(call_id="c0003", tool="Read", model_content="ok"))
-        assert "c0003" not in call_ids(chat) and len(call_ids(chat)) == MAX_ENTRIES
-
-        # a live chat, one line at a time: it drops the oldest in steps, never more than a step over
-        for event in calls(MAX_ENTRIES + 150, TRIM_STEP + 1):
-            await chat.apply(event)
-            assert len(chat.entries) <= MAX_ENTRIES + TRIM_STEP
-        assert len(chat.entries) == MAX_ENTRIES and call_ids(chat)[-1] == f"c{MAX_ENTRIES + 150 + TRIM_STEP:04d}"
-        assert chat.hidden == 150 + TRIM_STEP + 1
         await pilot.pause()
-        assert f"⋯ {150 + TRIM_STEP + 1} earlier entries" in str(earlier.render())
+        assert call_ids(chat)[-1] == "c2999" and "✓ Read f0003.py" in screen_text(app)
 
 
-async def test_going_back_past_entries_that_gave_way_shows_them_again():
+async def test_going_back_drops_what_appeared_later_and_the_calls_show_their_state_then():
     app = ChatApp()
     async with app.run_test(size=(90, 20)) as pilot:
         chat = app.query_one(ChatView)
-        events = [TurnStarted(turn_id="t1", prompt="read them all"), *calls(0, MAX_ENTRIES + 100)]
+        events = [TurnStarted(turn_id="t1", prompt="read them all"), *calls(0, 250),
+                  ToolCallResult(call_id="c0005", tool="Read", model_content="ok")]
         async with chat.mounting_together():
             for event in events:
                 await chat.apply(event)
-        assert "c0000" not in call_ids(chat)
+        assert chat.call_line("c0005").row.state == "done"
         await chat.rewind(events[:51])  # the prompt and the first 50 calls
         await pilot.pause()
-        assert call_ids(chat) == [f"c{i:04d}" for i in range(50)] and chat.hidden == 0
-        assert len(chat.query(EarlierEntries)) == 0 and isinstance(chat.entries[0], ChatPrompt)
-        await chat.rewind(events[:10])  # within what is shown: only later lines go
+        assert call_ids(chat) == [f"c{i:04d}" for i in range(50)] and isinstance(chat.entries[0], PromptEntry)
+        assert chat.call_line("c0005").row.state == "queued"
+        await chat.rewind(events[:10])
         assert call_ids(chat) == [f"c{i:04d}" for i in range(9)]
         await chat.rewind([])
-        assert chat.entries == [] and len(chat.query(EarlierEntries)) == 0
+        await pilot.pause()
+        assert chat.entries == [] and "f0000" not in screen_text(app)
 
 
 async def test_the_models_thinking_is_shown_dimmed_and_opens_on_enter():
@@ -224,13 +221,14 @@ async def test_the_models_thinking_is_shown_dimmed_and_opens_on_enter():
         assert "✻ thinking · 2 more lines, enter shows them" in text
         assert "[bold]So[/] the even case" in text and "needs the mean" not in text
         assert "✻ thinking (redacted by the provider)" in text
-        note = app.query(ThinkingNote).first()
-        note.focus()
+        chat.focus()
+        await pilot.press("down")
+        assert isinstance(chat.cursor, ThinkingEntry)
         await pilot.press("enter")
         await pilot.pause()
         text = screen_text(app)
         assert "needs the mean of the two." in text and "Edit stats.py." in text and "more lines" not in text
-        assert "\x1b" not in "".join(strip.text for strip in note.render_lines(note.region.reset_offset))
+        assert "\x1b" not in text
 
 
 async def test_thinking_grows_as_it_streams_and_the_whole_block_replaces_it():
@@ -243,10 +241,9 @@ async def test_thinking_grows_as_it_streams_and_the_whole_block_replaces_it():
         await chat.apply(ModelRetry(turn_id="t1", attempt=2, max_attempts=5, status=529, reason="overloaded",
                                     wait_ms=500))
         await wait_until(pilot, lambda: "Perhaps the" not in screen_text(app), "the note to start over")
-        assert len(app.query(ThinkingNote)) == 0  # started over
+        assert not [e for e in chat.entries if isinstance(e, ThinkingEntry)]
         for piece in ("The test ", "expects 2.5.\nmedian ", "returns 3."):
             await chat.apply(AssistantThinkingDelta(turn_id="t1", step=1, index=0, text=piece))
-            await pilot.pause()
         await wait_until(pilot, lambda: "The test expects 2.5." in screen_text(app)
                          and "median returns 3." in screen_text(app), "the grown thinking")
         await chat.apply(AssistantThinking(turn_id="t1", step=1, index=0, raw={
@@ -254,6 +251,7 @@ async def test_thinking_grows_as_it_streams_and_the_whole_block_replaces_it():
             "signature": "s"}))
         await chat.apply(AssistantText(turn_id="t1", step=1, index=1, text="Fixing it."))
         await pilot.pause()
-        assert len(app.query(ThinkingNote)) == 1 and "Fix the even case." in screen_text(app)
-        assert chat.entries.index(app.query(ThinkingNote).first()) < chat.entries.index(
-            app.query(AssistantMarkdown).first())
+        notes = [e for e in chat.entries if isinstance(e, ThinkingEntry)]
+        texts = [e for e in chat.entries if isinstance(e, MarkdownEntry)]
+        assert len(notes) == 1 and "Fix the even case." in screen_text(app)
+        assert chat.entries.index(notes[0]) < chat.entries.index(texts[0])

@@ -227,14 +227,14 @@ async def _settle_unrun(step: StepResult, env: CallEnv, control: TurnControl, st
 
 async def stream_step(session: Any, env: CallEnv, step_no: int, control: TurnControl) -> StepResult:
     step = StepResult()
-    request = ModelRequest(system=session.system_prompt, messages=session.conversation.snapshot(),
+    request = ModelRequest(system=session.system_prompt, messages=session.conversation.history(),
                            tools=session.tool_menu)
     consumer = asyncio.ensure_future(_consume(session, env, step_no, request, step))
-    abort_wait = asyncio.ensure_future(control.aborted.wait())
+    remove = control.on_abort(consumer.cancel)
     try:
-        await asyncio.wait({consumer, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({consumer})
     finally:
-        abort_wait.cancel()
+        remove()
         if not consumer.done():
             consumer.cancel()
             await asyncio.gather(consumer, return_exceptions=True)

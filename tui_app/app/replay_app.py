@@ -6,6 +6,7 @@ artifacts and MCP stderr logs). "Export transcript" from the palette is the one 
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import ClassVar
 
@@ -24,10 +25,15 @@ class ReplayApp(App[int]):
     COMMANDS: ClassVar = App.COMMANDS | {VigilCommands}
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+q", "quit", "Quit", priority=True)]
 
-    def __init__(self, screen: ReplayScreen | None = None, *, in_use: tuple[str, int | None] | None = None) -> None:
+    def __init__(self, screen: ReplayScreen | None = None, *, in_use: tuple[str, int | None] | None = None,
+                 freeze_gc: bool = True) -> None:
         """With a replay screen, that session; without, the session browser first. `in_use`: a
         session another Vigil writes (id, pid), offered read-only before anything else."""
         super().__init__()
+        if freeze_gc:
+            # the loaded log and everything imported stay for the app's life: out of the
+            # collector's scans, which otherwise walk every recorded event again and again
+            gc.freeze()
         self.first = screen
         self.in_use = in_use
         theme = pick_theme()

@@ -8,7 +8,7 @@ Thinking blocks come back exactly as they were streamed (their signature must su
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +74,7 @@ def _sendable(block: Any) -> bool:
     return not isinstance(block, TextBlock) or bool(block.text.strip())
 
 
-def encode_messages(messages: list[Message]) -> list[dict[str, Any]]:
+def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     out = []
     for message in messages:
         blocks = [encode_block(b) for b in message.content if _sendable(b)]

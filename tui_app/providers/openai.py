@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -86,7 +86,7 @@ def _tool_message(block: ToolResultBlock) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": block.tool_use_id, "content": text}
 
 
-def encode_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+def encode_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
         if message.role == "assistant":
@@ -131,7 +131,7 @@ def encode_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
                                               "parameters": provider_schema(t.input_schema)}} for t in tools]
 
 
-def known_call_ids(messages: list[Message]) -> set[str]:
+def known_call_ids(messages: Sequence[Message]) -> set[str]:
     return {b.id for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
 
 

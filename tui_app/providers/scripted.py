@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tui_app.runtime.messages import ToolResultBlock, content_text
+from tui_app.runtime.messages import Message, MessageHistory, ToolResultBlock, content_text
 from tui_app.runtime.model import (
     BlockStop,
     ModelError,
@@ -115,6 +115,8 @@ class ScriptedModel:
         self.position = 0
         self.requests: list[ModelRequest] = []
         self._menu: tuple[Any, int] | None = None
+        #: (the conversation's list, how many of its messages were counted, their JSON length)
+        self._counted: tuple[list[Message], int, int] | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -177,15 +179,28 @@ class ScriptedModel:
         if step.usage is not None:
             yield StepStop(stop, dict(step.usage))
             return
-        out_tokens = max(1, (len(step.text) + sum(len(json.dumps(c.input)) for c in step.tool_calls)) // 4)
         # like a provider's count, the whole request: what compaction watches fill the window
+        out_tokens = max(1, (len(step.text) + sum(len(json.dumps(c.input)) for c in step.tool_calls)) // 4)
         yield StepStop(stop, {"input_tokens": self._request_tokens(request), "output_tokens": out_tokens})
 
     def _request_tokens(self, request: ModelRequest) -> int:
         if self._menu is None or self._menu[0] is not request.tools:
             self._menu = (request.tools, len(json.dumps([t.model_dump() for t in request.tools])))
-        chars = len(request.system) + self._menu[1] + sum(len(m.model_dump_json()) for m in request.messages)
-        return max(1, chars // 4)
+        return max(1, (len(request.system) + self._menu[1] + self._messages_chars(request.messages)) // 4)
+
+    def _messages_chars(self, messages: Sequence[Message]) -> int:
+        """The JSON length of every message, counted once: a request's history is the previous
+        one's plus what followed (summing it again every step made a long run quadratic)."""
+        base = messages.base if isinstance(messages, MessageHistory) else None
+        done, chars = 0, 0
+        if base is not None and self._counted is not None and self._counted[0] is base \
+                and self._counted[1] <= len(messages):
+            _, done, chars = self._counted
+        for index in range(done, len(messages)):
+            chars += len(messages[index].model_dump_json())
+        if base is not None:
+            self._counted = (base, len(messages), chars)
+        return chars
 
 
 def last_tool_results_text(request: ModelRequest) -> str:

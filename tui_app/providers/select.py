@@ -16,14 +16,15 @@ Nothing configured means no network provider (`None`): the caller runs the bundl
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from tui_app.providers import anthropic as anthropic_wire
-from tui_app.providers import openai as openai_wire
-from tui_app.runtime.model import ModelClient
+if TYPE_CHECKING:
+    from tui_app.runtime.model import ModelClient
 
 PROVIDERS = ("anthropic", "openai", "scripted")
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -32,6 +33,11 @@ BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
 KEYED_HOSTS = ("api.openai.com", "openrouter.ai", "api.anthropic.com")
 #: the smallest thinking budget the Messages API accepts
 MIN_THINKING_TOKENS = 1024
+
+
+def _wire(provider: str) -> ModuleType:
+    """The provider's module, imported when one is chosen: a scripted run never loads httpx."""
+    return importlib.import_module(f"tui_app.providers.{provider}")
 
 
 class ProviderSetupError(ValueError):
@@ -90,7 +96,7 @@ def resolve_config(
     chosen = choose_provider(provider, base_url, model, settings, env)
     if chosen is None or chosen == "scripted":
         return None
-    wire = anthropic_wire if chosen == "anthropic" else openai_wire
+    wire = _wire(chosen)
     base = base_url or _text(env.get(BASE_URL_ENV[chosen])) or wire.DEFAULT_BASE_URL
     parsed = urlparse(base)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -124,7 +130,7 @@ def thinking_budget(env: Mapping[str, str]) -> int | None:
 def build_client(config: ProviderConfig, **kw: Any) -> ModelClient:
     if config.provider == "anthropic":
         kw.setdefault("thinking_tokens", config.thinking_tokens)
-        return anthropic_wire.AnthropicModel(model=config.model, base_url=config.base_url, api_key=config.api_key,
+        return _wire("anthropic").AnthropicModel(model=config.model, base_url=config.base_url, api_key=config.api_key,
                                              max_tokens=config.max_tokens, **kw)
-    return openai_wire.OpenAIModel(model=config.model, base_url=config.base_url, api_key=config.api_key,
+    return _wire("openai").OpenAIModel(model=config.model, base_url=config.base_url, api_key=config.api_key,
                                    max_tokens=config.max_tokens, **kw)

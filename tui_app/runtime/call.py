@@ -21,7 +21,7 @@ from tui_app.runtime.permissions.decision import PermissionPolicy
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.results.serialize import ArtifactSink
 from tui_app.runtime.timeouts import RUNTIME_DEFAULT_TIMEOUT_MS, ResolvedTimeout
-from tui_app.runtime.validation import Issue, validate_input, validation_model_text
+from tui_app.runtime.validation import Issue, check_input, validation_model_text
 
 
 @dataclass(frozen=True)
@@ -79,13 +79,17 @@ class CallState:
     timeout: ResolvedTimeout | None = None
     #: what the permission decision said about the sandbox (Bash)
     sandboxed: bool | None = None
+    #: (input, its parsed model) from validation
+    parsed: tuple[dict[str, Any], Any] | None = None
 
     @property
     def tool_name(self) -> str:
         return self.spec.name if self.spec is not None else self.call.name
 
 
-def validated_input(spec: ToolSpec, raw: Any, phase: str) -> dict[str, Any]:
+def validated_input(spec: ToolSpec, raw: Any, phase: str, state: CallState | None = None) -> dict[str, Any]:
+    """The canonical input, or the call ends with `schema_invalid`. With `state`, the handler's
+    parsed view is kept beside it (see `parsed_input`)."""
     if isinstance(raw, str):
         try:
             json.loads(raw)
@@ -94,12 +98,23 @@ def validated_input(spec: ToolSpec, raw: Any, phase: str) -> dict[str, Any]:
                           code="invalid_json")
             raise CallEnded(phase, "schema_invalid", issue.message,  # type: ignore[arg-type]
                             validation_model_text(spec.name, [issue]), retryable=True) from None
-    data, issues = validate_input(spec, raw)
+    data, parsed, issues = check_input(spec, raw)
     if data is None:
         text = validation_model_text(spec.name, issues)
         raise CallEnded(phase, "schema_invalid", text.removeprefix("<tool_use_error>").removesuffix(  # type: ignore[arg-type]
             "</tool_use_error>"), text, retryable=True)
+    if state is not None:
+        state.parsed = (data, parsed) if parsed is not None else None
     return data
+
+
+def parsed_input(state: CallState) -> Any:
+    """The handler's view of the input: the model validation made, while the input is still that
+    very dict (a resolver or a hook that replaced it is parsed anew)."""
+    assert state.spec is not None
+    if state.parsed is not None and state.parsed[0] is state.input:
+        return state.parsed[1]
+    return state.spec.parse(state.input)
 
 
 def make_context(state: CallState, progress: ProgressSink | None = None) -> ToolContext:
@@ -118,7 +133,7 @@ async def tool_checks(state: CallState) -> None:
     ctx = state.ctx = make_context(state)
     try:
         if spec.validate_input is not None:
-            await spec.validate_input(spec.parse(state.input), ctx)
+            await spec.validate_input(parsed_input(state), ctx)
         if spec.resolve_input is not None:
             state.input = await spec.resolve_input(state.input, ctx)
     except ToolFailure as failure:

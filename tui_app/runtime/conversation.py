@@ -11,6 +11,7 @@ that called them. A `ConversationCompacted` event replaces everything before it 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,15 @@ from tui_app.runtime.events import (
     ToolCallResult,
     UserMessage,
 )
-from tui_app.runtime.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from tui_app.runtime.messages import (
+    Block,
+    Message,
+    MessageHistory,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 CONTINUATION = ("This session is being continued from a previous conversation that ran out of context. "
                 "The conversation is summarized below:\n\n{summary}\n\nContinue from where it left off "
@@ -68,7 +77,8 @@ class ConversationBuilder:
         self._assistant[event.index] = ThinkingBlock(raw=event.raw)
 
     def _requested(self, event: ToolCallRequested) -> None:
-        self._assistant[event.index] = ToolUseBlock(id=event.call_id or "", name=event.name, input=event.input)
+        self._assistant[event.index] = ToolUseBlock(id=event.call_id or "", name=event.name,
+                                                     input=event.input)
         self._call_order.append(event.call_id or "")
 
     def _outcome(self, event: ToolCallResult | ToolCallError) -> None:
@@ -104,6 +114,12 @@ class ConversationBuilder:
         self.messages.append(Message(role="user", content=blocks))
         self._call_order = []
         self._results = {}
+
+    def history(self) -> Sequence[Message]:
+        """The messages as the model would see them now, without copying what is settled."""
+        if not self._assistant and not self._call_order:
+            return MessageHistory(self.messages, len(self.messages))
+        return self.snapshot()
 
     def snapshot(self) -> list[Message]:
         """The messages as the model would see them now (pending results flushed in a copy)."""

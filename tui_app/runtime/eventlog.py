@@ -27,7 +27,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tui_app.runtime.events import Warning, parse_event
+from tui_app.runtime.events import Warning
+from tui_app.runtime.log_format import LogDecoder, LogEncoder
 
 #: freed when the log fails, so the failure itself can still be written down
 RESERVE_BYTES = 16 * 1024
@@ -91,6 +92,8 @@ class EventLogWriter:
         self.last_seq = 0
         self._reserve()
         self._forget_failure()
+        #: compact lines (log_format.py): each line may lean on the ones this writer wrote before it
+        self._encoder = LogEncoder()
 
     def _forget_failure(self) -> None:
         """A log that is written again is whole again (the failure note stays in it as history)."""
@@ -136,11 +139,12 @@ class EventLogWriter:
         if self.error is not None:
             raise LogClosed(self.error.errno, f"the session log is closed after an earlier failure "
                                               f"({failure_reason(self.error)})")
-        data = event.model_dump_json().encode("utf-8") + b"\n"
+        data = self._encoder.encode(event)
         try:
             self._append(data)
         except OSError as exc:
             self.error = exc
+            self._encoder.reset()  # nothing may lean on a line that is not in the file
             self._note_failure(exc, event)
             raise
         self.last_seq = getattr(event, "seq", self.last_seq)
@@ -212,6 +216,7 @@ class LogRead:
 
 def read_events(path: str | Path) -> LogRead:
     result = LogRead()
+    decoder = LogDecoder()
     with open(path, "rb") as handle:
         lines = handle.read().split(b"\n")
     last = len(lines) - 1
@@ -219,7 +224,7 @@ def read_events(path: str | Path) -> LogRead:
         if not line.strip():
             continue
         try:
-            result.events.append(parse_event(line))
+            result.events.append(decoder.decode(line))
         except (ValidationError, ValueError) as exc:
             if number - 1 == last:
                 result.torn_tail = True

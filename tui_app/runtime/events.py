@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
+import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from tui_app.runtime.contract import ToolFlags
@@ -30,7 +31,9 @@ def _is_none(value: Any) -> bool:
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # built on first use, not at import: a run uses a third of the event types, and building
+    # every one was most of the start-up of a headless run
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
     ephemeral: ClassVar[bool] = False
 
     seq: int = 0
@@ -470,13 +473,31 @@ SessionEvent = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEvent)
-
 ToolOutcomeEvent = ToolCallResult | ToolCallError
 
 
+def __getattr__(name: str) -> Any:
+    # the union's validator is built on first use (it builds every event type)
+    if name == "EVENT_ADAPTER":
+        adapter = globals()["EVENT_ADAPTER"] = TypeAdapter(SessionEvent)
+        return adapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def event_class(type_name: Any) -> type[_Event]:
+    """The event class a `type` names; ValueError for one this version does not know."""
+    cls = _BY_TYPE.get(type_name) if isinstance(type_name, str) else None
+    if cls is None:
+        raise ValueError(f"unknown event type {str(type_name)[:60]!r}")
+    return cls
+
+
 def parse_event(line: str | bytes) -> Any:
-    return EVENT_ADAPTER.validate_json(line)
+    """One event from its own JSON. Only the named type is validated (and built), not the union."""
+    data = pydantic_core.from_json(line)
+    if not isinstance(data, dict):
+        raise ValueError("an event must be a JSON object")
+    return event_class(data.get("type")).model_validate(data)
 
 
 def event_types() -> list[type[_Event]]:
@@ -488,3 +509,6 @@ def event_types() -> list[type[_Event]]:
         if "type" in cls.model_fields:
             found.append(cls)
     return found
+
+
+_BY_TYPE: dict[str, type[_Event]] = {cls.model_fields["type"].default: cls for cls in event_types()}

@@ -8,7 +8,7 @@ settles the calls in flight as `cancelled` and gives the rest `aborted_before_di
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from tui_app.runtime.events import ToolBatchComplete, ToolCallError, ToolCallScheduled
 from tui_app.runtime.outcome import ABORTED_BEFORE_DISPATCH_MESSAGE, TURN_STOP_MESSAGE, Outcome
@@ -24,14 +24,36 @@ class TurnControl:
     def __init__(self) -> None:
         self.aborted = asyncio.Event()
         self.reason = ""
+        self._on_abort: list[Callable[[], object]] = []
 
     def abort(self, reason: str = "interrupted") -> None:
         self.reason = reason
         self.aborted.set()
+        callbacks, self._on_abort = self._on_abort, []
+        for callback in callbacks:
+            callback()
+
+    def on_abort(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call `callback` when the turn is aborted (at once if it already was); returns its remover.
+        A callback costs nothing per call, where a task waiting on `aborted` costs a task each."""
+        if self.is_aborted:
+            callback()
+            return _nothing
+        self._on_abort.append(callback)
+
+        def remove() -> None:
+            if callback in self._on_abort:
+                self._on_abort.remove(callback)
+
+        return remove
 
     @property
     def is_aborted(self) -> bool:
         return self.aborted.is_set()
+
+
+def _nothing() -> None:
+    return None
 
 
 def may_overlap(call: ToolCall, env: CallEnv) -> bool:
@@ -94,24 +116,23 @@ async def run_group(
     early: Mapping[str, asyncio.Task[Outcome]],
 ) -> dict[str, Outcome]:
     tasks = {c.id: early.get(c.id) or asyncio.ensure_future(run_call(c, env, group)) for c in members}
-    pending = set(tasks.values())
-    abort_wait = asyncio.ensure_future(control.aborted.wait())
+
+    def cancel_running() -> None:
+        for task in tasks.values():
+            task.cancel()  # a call settles itself as `cancelled`; one that never began is aborted below
+
+    remove = control.on_abort(cancel_running)
     try:
-        while pending:
-            done, pending = await asyncio.wait(pending | {abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-            pending.discard(abort_wait)
-            if abort_wait in done:
-                for task in pending:
-                    task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                break
+        # each call turns its own failures and cancellation into an outcome, so gathering them
+        # never raises for a call; cancelling the turn itself cancels every call it gathers
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
     except asyncio.CancelledError:
         for task in tasks.values():
             task.cancel()
-        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        await asyncio.gather(*tasks.values(), return_exceptions=True)  # each call settles before we go
         raise
     finally:
-        abort_wait.cancel()
+        remove()
     return {c.id: _outcome_of(tasks[c.id], c, env) for c in members}
 
 

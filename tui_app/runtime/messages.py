@@ -6,13 +6,14 @@ format. It is always a projection of the session's event log, never a separate t
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use (start-up)
 
 
 class TextBlock(_Block):
@@ -87,3 +88,51 @@ def content_text(content: ObservationContent) -> str:
         else:
             parts.append(f"[image {part.media_type}]")
     return "\n".join(parts)
+
+
+class MessageHistory(Sequence[Message]):
+    """The first `length` messages of a conversation, without copying them.
+
+    The builder only ever appends, so a prefix of its list never changes: a request can hold one
+    for as long as it likes. Copying the history for every model step made each step cost more than
+    the last, and a provider (or a test) that kept its requests kept every copy."""
+
+    __slots__ = ("_length", "_messages")
+
+    def __init__(self, messages: list[Message], length: int) -> None:
+        self._messages = messages
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @property
+    def base(self) -> list[Message]:
+        """The list this is a prefix of (a new one after a compaction)."""
+        return self._messages
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return self._messages[: self._length][index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("message index out of range")
+        return self._messages[index]
+
+    def __iter__(self) -> Iterator[Message]:
+        messages = self._messages
+        for i in range(self._length):
+            yield messages[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=False))
+
+    def __repr__(self) -> str:
+        return f"MessageHistory({self._length} messages)"

@@ -8,7 +8,7 @@ the whole runtime is exercised without a network.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,7 +18,7 @@ from tui_app.runtime.messages import Message, ToolDefinition
 @dataclass(frozen=True)
 class ModelRequest:
     system: str
-    messages: list[Message]
+    messages: Sequence[Message]
     tools: list[ToolDefinition]
     max_tokens: int = 8192
     #: "step" (the agent's next response) or "compaction" (a summary of the conversation)

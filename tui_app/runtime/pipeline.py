@@ -13,7 +13,16 @@ from collections.abc import Callable
 from typing import Any
 
 from tui_app.runtime.approval_stage import approve
-from tui_app.runtime.call import CallEnv, CallState, ToolCall, hook_call, make_context, tool_checks, validated_input
+from tui_app.runtime.call import (
+    CallEnv,
+    CallState,
+    ToolCall,
+    hook_call,
+    make_context,
+    parsed_input,
+    tool_checks,
+    validated_input,
+)
 from tui_app.runtime.contract import (
     ProgressSink,
     RawResult,
@@ -32,7 +41,7 @@ from tui_app.runtime.events import (
     ToolCallStarted,
     Warning,
 )
-from tui_app.runtime.hooks.runner import PostToolUseOutcome
+from tui_app.runtime.hooks.runner import NoHooks, PostToolUseOutcome
 from tui_app.runtime.outcome import CallEnded, Outcome, project_exception, tool_use_error
 from tui_app.runtime.permissions.broker import input_sha256
 from tui_app.runtime.permissions.decision import (
@@ -60,6 +69,7 @@ from tui_app.runtime.timeouts import (
 )
 
 LOG_FAILED_MESSAGE = "Not run: the session log cannot be written, so no further tool is started."
+NO_POST = PostToolUseOutcome()
 
 # ---- the whole call ------------------------------------------------------------------------------
 
@@ -103,10 +113,12 @@ def lookup(state: CallState) -> None:
 
 def validate(state: CallState) -> None:
     assert state.spec is not None
-    state.input = validated_input(state.spec, state.call.input, "validate")
+    state.input = validated_input(state.spec, state.call.input, "validate", state)
 
 
 async def pre_tool_use(state: CallState) -> None:
+    if type(state.env.hooks) is NoHooks:  # exactly the empty runner (a subclass may listen)
+        return  # nothing could deny, rewrite or add to the call
     result = await state.env.hooks.pre_tool_use(hook_call(state))
     state.context.extend(result.context)
     state.stop_reason = result.stop_reason
@@ -119,7 +131,7 @@ async def pre_tool_use(state: CallState) -> None:
         raise CallEnded("hook", "hook_denied", reason, stop_turn=result.stop_reason is not None)
     if result.updated_input is not None:
         assert state.spec is not None
-        state.input = validated_input(state.spec, result.updated_input, "hook")
+        state.input = validated_input(state.spec, result.updated_input, "hook", state)
         await tool_checks(state)
     state.hook_word = result.decision
     state.hook_reason = result.reason
@@ -195,7 +207,7 @@ async def execute(state: CallState) -> RawResult:
     deadline = Deadline(timeout.watchdog_ms if timeout else None)
     ctx.services = {**ctx.services, "deadline": deadline}
     try:
-        raw = await deadline.run(spec.handler(spec.parse(state.input), ctx))
+        raw = await deadline.run(spec.handler(parsed_input(state), ctx))
     except ToolFailure as failure:
         raise CallEnded("execute", failure.code, failure.message,
                         failure.model_content or tool_use_error(failure.message),
@@ -242,7 +254,6 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
     check_output(spec, raw)
     serialized = serialize(state, raw)
     announce_serialization(state, serialized)
-    response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
     if raw.is_error:
         error_text = serialized.text
         failure = await env.hooks.post_tool_use_failure(
@@ -251,8 +262,12 @@ async def finish(state: CallState, raw: RawResult) -> Outcome:
         return emit_error(state, CallEnded("execute", raw.error_code, serialized.summary or "failed",
                                            side_effects="applied", display=raw.display),
                           serialized.content, serialized)
+    response = spec.tool_response(state.input, raw) if spec.tool_response else raw.output
     tool_response = json_safe(response)
-    post = await env.hooks.post_tool_use(hook_call(state), tool_response, state.exec_ms)
+    if type(env.hooks) is NoHooks:
+        post = NO_POST  # nothing to ask
+    else:
+        post = await env.hooks.post_tool_use(hook_call(state), tool_response, state.exec_ms)
     state.context.extend(post.context)
     if post.stop_reason is not None:
         state.stop_reason = post.stop_reason

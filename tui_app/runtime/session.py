@@ -307,9 +307,8 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    # the package's own constant: reading the installed metadata imported importlib.metadata
+    # (and scanned site-packages) for every session
+    from tui_app import __version__
 
-        return version("vigil")
-    except Exception:
-        return "0.1.0"
+    return __version__

@@ -169,25 +169,32 @@ def jsonschema_issues(schema: dict[str, Any], data: Any) -> list[Issue]:
 
 def validate_input(spec: ToolSpec, raw: Any) -> tuple[dict[str, Any] | None, list[Issue]]:
     """Returns (canonical input, []) or (None, issues)."""
+    data, _, issues = check_input(spec, raw)
+    return data, issues
+
+
+def check_input(spec: ToolSpec, raw: Any) -> tuple[dict[str, Any] | None, Any, list[Issue]]:
+    """(canonical input, the handler's parsed view of it or None, issues): the parsed model is
+    kept so the handler does not validate the same input a second time."""
     data = normalise_input(raw)
     if not isinstance(data, dict):
-        return None, [Issue("wrong_type", (), "input must be an object", expected="object",
-                            received=json_type_name(data), code="invalid_type")]
+        return None, None, [Issue("wrong_type", (), "input must be an object", expected="object",
+                                  received=json_type_name(data), code="invalid_type")]
     if spec.input_model is not None:
         try:
-            spec.input_model.model_validate(data)
+            parsed = spec.input_model.model_validate(data)
         except ValidationError as exc:
-            return None, pydantic_issues(exc, data)
+            return None, None, pydantic_issues(exc, data)
         impossible = path_issues(data)
         if impossible:
-            return None, impossible
+            return None, None, impossible
         # the canonical input is what the model sent, nothing invented: defaults are the
         # handler's business; hooks and the approval hash see the call as proposed
-        return dict(data), []
+        return dict(data), parsed, []
     if spec.input_schema is not None:
         issues = jsonschema_issues(dict(spec.input_schema), data)
-        return (None, issues) if issues else (data, [])
-    return data, []
+        return (None, None, issues) if issues else (data, None, [])
+    return data, None, []
 
 
 def issues_text(tool_name: str, issues: list[Issue]) -> str:

@@ -13,8 +13,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 
 @dataclass(frozen=True)
 class _Rule:
@@ -26,6 +24,8 @@ class _Rule:
 
 
 def _compile(line: str) -> _Rule | None:
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # with the first .gitignore read
+
     pattern = GitIgnoreSpecPattern(line)
     if pattern.include is None or pattern.regex is None:
         return None  # blank line or comment

@@ -49,6 +49,9 @@ LINE_READ_BYTES = 16384
 # Counting the lines after the window is cheap per byte but not free; past this many bytes the
 # total is reported as unknown rather than risking the timeout on a huge file.
 COUNT_CAP_BYTES = 512 * 1024 * 1024
+#: a regular file up to this size is read on the runtime's loop: a hop to a worker thread and back
+#: cost more than reading it (larger files, or ones whose size cannot be known, still go to a thread)
+INLINE_READ_BYTES = 256 * 1024
 
 DESCRIPTION = """Reads a text file from the local filesystem.
 
@@ -215,10 +218,20 @@ def path_problem(given: str, path: str, cwd: str) -> str | None:
 
 
 async def check_input(params: ReadInput, ctx: ToolContext) -> None:
+    # one stat, on the loop: resolving the path for the permission check already stats each of
+    # its parts there, and a thread hop cost more than the stat
     path = resolve_path(params.file_path, ctx.cwd)
-    problem = await asyncio.to_thread(path_problem, params.file_path, path, ctx.cwd)
+    problem = path_problem(params.file_path, path, ctx.cwd)
     if problem is not None:
         raise ToolFailure(problem)
+
+
+def _small_regular_file(path: str) -> bool:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False  # the thread's read says what is wrong
+    return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES
 
 
 def numbered(lines: list[str], start: int) -> str:
@@ -254,7 +267,11 @@ async def read_file(params: ReadInput, ctx: ToolContext) -> RawResult:
     start = max(1, params.offset or 1)
     limit = params.limit or DEFAULT_LIMIT
     try:
-        window = await asyncio.to_thread(read_window, path, start, limit, ctx.service("file_access"))
+        access = ctx.service("file_access")
+        if access is None and _small_regular_file(path):
+            window = read_window(path, start, limit)
+        else:  # a client's buffer (asked across a protocol) or a big file: off the loop
+            window = await asyncio.to_thread(read_window, path, start, limit, access)
     except (FileNotFoundError, NotADirectoryError):
         raise ToolFailure(f"File does not exist: {path}") from None
     except IsADirectoryError:

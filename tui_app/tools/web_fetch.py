@@ -23,11 +23,9 @@ import os
 import re
 import socket
 import time
-import urllib.request
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import Field
 
 from tui_app.runtime.contract import (
@@ -41,8 +39,14 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
+from tui_app.runtime.lazy_import import lazy_import
 from tui_app.runtime.results import budgets
 from tui_app.runtime.results.serialize import format_bytes
+
+if TYPE_CHECKING:
+    import httpx
+else:  # loaded on first use: a session that never fetches a page never pays for it
+    httpx = lazy_import("httpx")
 
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 MAX_REDIRECTS = 10
@@ -165,6 +169,8 @@ def max_bytes() -> int:
 
 def proxy_for(url: httpx.URL) -> str | None:
     """The proxy the environment names for this URL, None to connect directly."""
+    import urllib.request
+
     proxies = urllib.request.getproxies_environment()
     if proxies.get("no") and urllib.request.proxy_bypass_environment(url.host, proxies):
         return None

@@ -23,7 +23,7 @@ _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 MAX_WORD_DIFF_CHARS = 2000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DiffLine:
     kind: LineKind
     text: str
@@ -66,6 +66,14 @@ def _clean_line(text: str) -> str:
     return clean(text.rstrip("\r\n"))
 
 
+#: what `clean` would change: control characters and lone surrogates (tab included: it expands)
+_NEEDS_CLEANING = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _plain_line(text: str) -> str:
+    return text.rstrip("\r\n")
+
+
 def unified_hunks(old: str, new: str, context: int = 3) -> list[tuple[int, int, int, int, list[str]]]:
     """(old_start, old_lines, new_start, new_lines, body) for each hunk of old → new, from the
     runtime's line diff (a few ms on a 10,000-line file, where difflib took seconds)."""
@@ -105,20 +113,22 @@ def _add_hunk(model: DiffModel, number: int, old_start: int, old_count: int, new
     old_no, new_no = old_start, new_start
     removed_run: list[int] = []
     added_run: list[int] = []
+    # one search over the hunk instead of one per line: source code rarely needs cleaning
+    cleaned = _clean_line if _NEEDS_CLEANING.search("".join(body)) else _plain_line
 
     def flush() -> None:
         for k in range(max(len(removed_run), len(added_run))):
             left = removed_run[k] if k < len(removed_run) else None
             right = added_run[k] if k < len(added_run) else None
             if left is not None and right is not None:
-                lines[left] = _with_pair(lines[left], right)
-                lines[right] = _with_pair(lines[right], left)
+                lines[left].pair = right
+                lines[right].pair = left
             model.split_rows.append((left, right))
         removed_run.clear()
         added_run.clear()
 
     for raw in body:
-        sign, text = (raw[:1], _clean_line(raw[1:])) if raw else (" ", "")
+        sign, text = (raw[:1], cleaned(raw[1:])) if raw else (" ", "")
         if sign == "\\":  # "\ No newline at end of file"
             continue
         if sign == "-":
@@ -148,10 +158,6 @@ def _add_hunk(model: DiffModel, number: int, old_start: int, old_count: int, new
     # colour the next hunk's first lines
     model.old_source.append("")
     model.new_source.append("")
-
-
-def _with_pair(line: DiffLine, pair: int) -> DiffLine:
-    return DiffLine(line.kind, line.text, line.hunk, line.old_no, line.new_no, line.src, pair)
 
 
 def changed_spans(old: str, new: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

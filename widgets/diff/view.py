@@ -5,6 +5,7 @@ scrolls like a short one; building and highlighting a big diff runs in a thread 
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 from rich.cells import cell_len
@@ -31,6 +32,11 @@ from widgets.text.untrusted import one_line
 #: highlighted off it (highlighting costs ~0.1 ms a row: 300 stay within a frame, 1,800 took 170 ms)
 SYNC_CHARS = 150_000
 SYNC_ROWS = 300
+#: until the whole diff is highlighted, the rows on screen are: their source lines and this many
+#: before them (so a construct opened just above, a docstring, colours right more often)
+WINDOW_LEAD = 40
+#: what the whole diff's highlighting waits for, so the first screen is drawn before it starts
+FIRST_SCREEN_S = 0.05
 HEADER_HEIGHT = 1
 #: rendered lines kept; a Strip is heavy for the garbage collector, and only a screenful is shown
 STRIP_CACHE = 512
@@ -78,6 +84,10 @@ class DiffView(ScrollView, can_focus=True):
         self.loading_text = ""
         self._old_hl: list[Content] | None = None
         self._new_hl: list[Content] | None = None
+        #: rows on screen highlighted ahead of the whole diff: source index → line, per side
+        self._window_hl: dict[str, dict[int, Content]] = {"old": {}, "new": {}}
+        self._language: str | None = None
+        self._window_key: tuple[Any, ...] | None = None
         self._generation = 0
         self._cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(STRIP_CACHE)
         self._text_width = 0
@@ -106,9 +116,10 @@ class DiffView(ScrollView, can_focus=True):
             return
         model = build_diff(display)
         if len(model.old_source) + len(model.new_source) > SYNC_ROWS:
-            # shown at once, plain; the colours follow from a thread
+            # shown at once, the rows on screen highlighted first; the rest follows from a thread
+            # that lets that first screen be drawn before it starts (it competes for the GIL)
             self._set_model(self._generation, model, None, None)
-            self._highlight_in_thread(model, display.path, self._generation)
+            self._highlight_in_thread(model, display.path, self._generation, delay=FIRST_SCREEN_S)
             return
         language = language_for(display.path)
         self._set_model(self._generation, model, highlight_lines(model.old_source, language),
@@ -127,11 +138,15 @@ class DiffView(ScrollView, can_focus=True):
     @work(thread=True, exclusive=True, group="diff-build")
     def _build_in_thread(self, display: FileDiffDisplay, generation: int) -> None:
         model = build_diff(display)
+        highlight_lines(["x = 1"], language_for(display.path))  # the lexer's first use is slow: not on the UI thread
         self.app.call_from_thread(self._set_model, generation, model, None, None)
+        time.sleep(FIRST_SCREEN_S)  # the first screen (highlighted on its own) is drawn before the whole is
         self._highlight(model, display.path, generation)
 
     @work(thread=True, exclusive=True, group="diff-build")
-    def _highlight_in_thread(self, model: DiffModel, path: str, generation: int) -> None:
+    def _highlight_in_thread(self, model: DiffModel, path: str, generation: int, delay: float = 0.0) -> None:
+        if delay:
+            time.sleep(delay)
         self._highlight(model, path, generation)
 
     def _highlight(self, model: DiffModel, path: str, generation: int) -> None:
@@ -144,6 +159,9 @@ class DiffView(ScrollView, can_focus=True):
                    new_hl: list[Content] | None) -> None:
         if generation != self._generation:
             return  # a newer load won
+        if model is not self.model:
+            self._window_hl = {"old": {}, "new": {}}
+            self._language = language_for(model.path)
         self.model = model
         self._old_hl, self._new_hl = old_hl, new_hl
         self.loading_text = ""
@@ -247,6 +265,8 @@ class DiffView(ScrollView, can_focus=True):
             return Strip.blank(width, base.rich_style)
         if row >= self.row_count:
             return Strip.blank(width, base.rich_style)
+        if self._new_hl is None:
+            self._highlight_window()
         if self.split:
             left, right = self.model.split_rows[row]
             return self._split_line(left, right, width)
@@ -279,6 +299,37 @@ class DiffView(ScrollView, can_focus=True):
             return base + self._vstyle("note")
         return base
 
+    def _highlight_window(self) -> None:
+        """Highlight the source lines of the rows on screen (and a few before them) now, ahead of
+        the whole diff: the first screen is coloured within a frame, whatever the diff's size."""
+        model = self.model
+        if model is None or self._new_hl is not None or not self._language:
+            return
+        top = round(self.scroll_y)
+        height = self.scrollable_content_region.height
+        key = (id(model), top, height, self.split)
+        if key == self._window_key:
+            return  # this screen's rows are done (render_line asks once per row)
+        self._window_key = key
+        rows = range(top, min(self.row_count, top + height))
+        wanted: dict[str, set[int]] = {"old": set(), "new": set()}
+        indices = [i for row in rows for i in (model.split_rows[row] if self.split else (row,)) if i is not None]
+        for index in indices:
+            line = model.lines[index]
+            if line.kind in ("hunk", "note") or line.src < 0:
+                continue
+            side = "old" if line.kind == "removed" else "new"
+            if line.src not in self._window_hl[side]:
+                wanted[side].add(line.src)
+        for side, srcs in wanted.items():
+            if not srcs:
+                continue
+            source = model.old_source if side == "old" else model.new_source
+            lo, hi = max(0, min(srcs) - WINDOW_LEAD), max(srcs) + 1
+            done = self._window_hl[side]
+            for offset, content in enumerate(highlight_lines(source[lo:hi], self._language)):
+                done.setdefault(lo + offset, content)
+
     def _line_content(self, index: int) -> Content:
         """The text of line `index`, highlighted when ready, with its changed words emphasised."""
         assert self.model is not None
@@ -286,7 +337,11 @@ class DiffView(ScrollView, can_focus=True):
         if line.kind in ("hunk", "note"):
             return Content(line.text)
         source = self._old_hl if line.kind == "removed" else self._new_hl
-        content = source[line.src] if source is not None and 0 <= line.src < len(source) else Content(line.text)
+        if source is not None and 0 <= line.src < len(source):
+            content = source[line.src]
+        else:
+            window = self._window_hl["old" if line.kind == "removed" else "new"]
+            content = window.get(line.src) or Content(line.text)
         if line.pair is not None:
             partner = self.model.lines[line.pair]
             old, new = (line.text, partner.text) if line.kind == "removed" else (partner.text, line.text)
@@ -299,7 +354,10 @@ class DiffView(ScrollView, can_focus=True):
 
     def _text_strip(self, index: int) -> Strip:
         """The whole (uncropped) text of a line, cached."""
-        key = ("text", index, self._new_hl is not None)
+        assert self.model is not None
+        line = self.model.lines[index]
+        side = "old" if line.kind == "removed" else "new"
+        key = ("text", index, self._new_hl is not None or line.src in self._window_hl[side])
         strip = self._cache.get(key)
         if strip is None:
             assert self.model is not None

@@ -6,6 +6,13 @@ before it. That sparse index is 8 bytes per 256 KiB — 16 KB for a 500 MB file 
 found by bisecting the blocks, then splitting that one block on demand (a small LRU of per-block
 line starts). Storing every offset, as log viewers usually do, would cost ~50 MB for 6 M lines.
 
+Counting holds the GIL (`bytes.count`, and `mmap.find` too), and a thread that counts for long
+takes the GIL from the UI thread in 5 ms slices: the first screen of a big file waited for the
+whole scan. So the bulk of a big file is counted by a child process (a few lines of Python reading
+the inherited descriptor with `pread`), while this thread only waits on its pipe with the GIL
+released; what is left (the last partial block, a file that grows) is counted here, yielding the
+GIL after every block. Without a child process (none can be started) everything is counted here.
+
 While the scan runs, the first lines are readable at once (walking forward from offset 0 needs no
 index) and so are the last ones (`tail_starts` walks backwards from EOF). After the scan the
 thread keeps polling the size: a file that grows (a Bash command still writing its artifact) is
@@ -19,6 +26,8 @@ from __future__ import annotations
 
 import mmap
 import os
+import subprocess
+import sys
 import threading
 import time
 from array import array
@@ -33,6 +42,26 @@ MAX_LINE_BYTES = 10_000
 _BLOCK_CACHE = 64
 _LINE_CACHE = 4096
 _SIZE_CHECK_INTERVAL = 0.005
+#: unscanned bytes from which a child process counts the full blocks
+CHILD_SCAN_BYTES = 32 << 20
+#: the child: newline counts of whole blocks read from an inherited descriptor, 8 bytes each
+_CHILD = """
+import os, sys
+fd, block, pos, stop = map(int, sys.argv[1:5])
+out = sys.stdout.buffer
+counts = []
+while pos < stop:
+    data = os.pread(fd, block, pos)
+    if len(data) < block:
+        break
+    counts.append(data.count(b"\\n").to_bytes(8, "little"))
+    pos += block
+    if len(counts) >= 32:
+        out.write(b"".join(counts))
+        out.flush()
+        counts = []
+out.write(b"".join(counts))
+"""
 
 
 @dataclass(frozen=True)
@@ -84,6 +113,9 @@ class LineIndex:
         self._size = 0
         self._generation = 0
         self._checked = 0.0
+        #: count big files in a child process (off when one cannot be started)
+        self._use_child = True
+        self._child: subprocess.Popen[bytes] | None = None
         self._reset_scan()
         self._map(os.fstat(self._fd).st_size)
 
@@ -97,6 +129,9 @@ class LineIndex:
 
     def close(self) -> None:
         self._stop.set()
+        child = self._child
+        if child is not None and child.poll() is None:
+            child.kill()  # the scanner thread, waiting on its pipe, wakes at once
         self._wake.set()
         self._running.set()
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -349,17 +384,71 @@ class LineIndex:
             with self._lock:
                 scanned = self._scanned
             if scanned < size and mm is not None:
+                if size - scanned >= CHILD_SCAN_BYTES and scanned % self.block_size == 0 and self._use_child:
+                    self._scan_in_child(scanned, size)
+                    continue
                 self._scan_block(mm, size, scanned)
                 now = time.monotonic()
                 if now - last_report >= self.progress_interval or self._scanned >= self._size:
                     last_report = now
                     self._report()
+                time.sleep(0)  # give the GIL back now, not when the UI thread has waited 5 ms for it
                 continue
             self._wake.wait(self.poll_interval)
             self._wake.clear()
             if self._stop.is_set():
                 break  # closed: the descriptor may already belong to another file
             self._check_size()
+
+    def _scan_in_child(self, scanned: int, size: int) -> None:
+        """Count the whole blocks from `scanned` in a child process; this thread waits on its pipe
+        (the GIL released) and folds the counts in as they come."""
+        stop = size - size % self.block_size
+        with self._lock:
+            generation = self._generation
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-S", "-E", "-c", _CHILD, str(self._fd), str(self.block_size), str(scanned),
+                 str(stop)],
+                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                pass_fds=(self._fd,), close_fds=True)
+        except (OSError, ValueError):
+            self._use_child = False
+            return
+        assert child.stdout is not None
+        self._child = child
+        last_report = 0.0
+        pending = b""
+        try:
+            while not self._stop.is_set():
+                self._running.wait()
+                chunk = os.read(child.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                pending += chunk
+                whole = len(pending) - len(pending) % 8
+                counts = array("q")
+                counts.frombytes(pending[:whole])
+                pending = pending[whole:]
+                with self._lock:
+                    if self._generation != generation or self._scanned % self.block_size:
+                        break  # shrunk and re-indexed meanwhile: these counts are of another file
+                    for count in counts:
+                        self._cum.append(self._cum[-1] + count)
+                    self._newlines += sum(counts)
+                    self._scanned += len(counts) * self.block_size
+                now = time.monotonic()
+                if now - last_report >= self.progress_interval:
+                    last_report = now
+                    self._report()
+        finally:
+            self._child = None
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+            child.stdout.close()
+        if child.returncode not in (0, -9) and self._scanned < stop:
+            self._use_child = False  # it failed: count here from now on
 
     def _scan_block(self, mm: mmap.mmap, size: int, scanned: int) -> None:
         block_base = (len(self._cum) - 1) * self.block_size

@@ -216,13 +216,16 @@ class MainScreen(Screen[None]):
 
     # ---- feeding ----------------------------------------------------------------------------
 
-    async def apply(self, events: Sequence[Any]) -> None:
-        """Show a batch of session events (in order)."""
+    async def apply(self, events: Sequence[Any], bulk: bool = False) -> None:
+        """Show a batch of session events (in order); `bulk`: part of a longer catch-up (a
+        replay), so the table is laid out once per batch, not once per new row."""
         if not events:
             return
         self.header.apply(events)
         table, detail, chat = self.table, self.detail, self.chat
-        if len(events) >= BULK:
+        if bulk:
+            table.fold_in(events)  # the caller settles the table when it has caught up
+        elif len(events) >= BULK:
             table.apply_many(events)
         else:
             for event in events:

@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from tui_app.runtime.events import PlanApprovalAsked
-from widgets.chat import AssistantMarkdown
+from widgets.text.assistant_markdown import AssistantMarkdown
 from widgets.text.line_render import load_css
 
 KEY_GUARD_S = 0.3

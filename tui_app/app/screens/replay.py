@@ -17,6 +17,7 @@ would have shown.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -175,6 +176,10 @@ class ReplayScreen(MainScreen):
             bar.catching_up = True
             bar.refresh()
             await asyncio.sleep(FRAME_S)
+        collecting = gc.isenabled()
+        # a catch-up builds thousands of long-lived objects (rows, records, chat entries) and no
+        # garbage: the collector's passes over the whole log were a third of opening a long replay
+        gc.disable()
         try:
             with self.app.batch_update():  # one repaint at the end, not one per screen tick on the way
                 while self.shown != self.position:
@@ -183,16 +188,19 @@ class ReplayScreen(MainScreen):
                         continue
                     async with self.chat.mounting_together():
                         for start, stop in self.timeline.pieces(self.shown, self.position):
-                            await self.apply(self.timeline.events[start:stop])
+                            await self.apply(self.timeline.events[start:stop], bulk=True)
                             self.shown = stop
                             if self.position < self.shown:
                                 break  # the user went back meanwhile
+                self.table.settle()
                 self._catching_up = False
                 if self._pending_select is not None:
                     super()._auto_select(self._pending_select)
                     self._pending_select = None
                 self.table.refresh()  # running rows: their time is this moment's
         finally:
+            if collecting:
+                gc.enable()
             self._syncing = self._catching_up = False
             if bar.catching_up:
                 bar.catching_up = False

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tui_app.runtime.display import DiffHunk, FileDiffDisplay
-from tui_app.runtime.files.line_diff import Change, diff_lines
+from tui_app.runtime.files.git_diff import HARD_LINES, git_changes, git_program
+from tui_app.runtime.files.line_diff import Change, HardDiff, diff_lines
 
 CONTEXT_LINES = 3
 CARD_MAX_HUNKS = 8
@@ -50,10 +51,13 @@ class Patch:
         return sum(len(h.lines) for h in self.hunks)
 
 
-def _body(prefix: str, line: str) -> list[str]:
-    if line.endswith("\n"):
-        return [prefix + line[:-1]]
-    return [prefix + line, NO_NEWLINE]
+def _bodies(prefix: str, lines: list[str]) -> list[str]:
+    """Body lines of a run of lines (only the very last line of a text can lack its newline)."""
+    if not lines:
+        return []
+    if lines[-1].endswith("\n"):
+        return [prefix + line[:-1] for line in lines]
+    return [*(prefix + line[:-1] for line in lines[:-1]), prefix + lines[-1], NO_NEWLINE]
 
 
 def _range_start(start: int, length: int) -> int:
@@ -74,15 +78,11 @@ def hunks_of(a: list[str], b: list[str], changes: list[Change], context: int = C
         lines: list[str] = []
         at = a_start
         for a_lo, a_hi, b_lo, b_hi in group:
-            for line in a[at:a_lo]:
-                lines += _body(" ", line)
-            for line in a[a_lo:a_hi]:
-                lines += _body("-", line)
-            for line in b[b_lo:b_hi]:
-                lines += _body("+", line)
+            lines += _bodies(" ", a[at:a_lo])
+            lines += _bodies("-", a[a_lo:a_hi])
+            lines += _bodies("+", b[b_lo:b_hi])
             at = a_hi
-        for line in a[at:a_end]:
-            lines += _body(" ", line)
+        lines += _bodies(" ", a[at:a_end])
         hunks.append(DiffHunk(old_start=_range_start(a_start, a_end - a_start), old_lines=a_end - a_start,
                               new_start=_range_start(b_start, b_end - b_start), new_lines=b_end - b_start,
                               lines=lines))
@@ -97,6 +97,19 @@ def hunks_of(a: list[str], b: list[str], changes: list[Change], context: int = C
     return hunks
 
 
+def _changes(old: str, new: str, a: list[str], b: list[str]) -> list[Change]:
+    if git_program() is not None:
+        # the usual edit (a few changed places, or a rewrite) is quicker here than a process; a
+        # big region of moved, shuffled or re-indented lines goes to git, at C speed
+        try:
+            return diff_lines(a, b, hard_lines=HARD_LINES)
+        except HardDiff:
+            changes = git_changes(old, new)
+            if changes is not None:
+                return changes
+    return diff_lines(a, b)
+
+
 def structured_patch(old: str, new: str, context: int = CONTEXT_LINES) -> Patch:
     """The line diff of two texts. Only the lines between the first and the last difference (and
     their context) are split and diffed: an edit of one line in a 50 MB file costs a few
@@ -107,7 +120,7 @@ def structured_patch(old: str, new: str, context: int = CONTEXT_LINES) -> Patch:
     while True:
         start, old_end, new_end = differing_region(old, new, margin)
         a, b = split_lines(old[start:old_end]), split_lines(new[start:new_end])
-        changes = diff_lines(a, b)
+        changes = _changes(old[start:old_end], new[start:new_end], a, b)
         cramped_top = start > 0 and changes and changes[0][0] < context
         cramped_end = old_end < len(old) and changes and len(a) - changes[-1][1] < context
         if not (cramped_top or cramped_end):

@@ -156,14 +156,20 @@ def _anchor_runs(a: list[str], b: list[str], a_lo: int, a_hi: int, b_lo: int, b_
 
 # ---- Myers, and the walk that uses it ------------------------------------------------------------
 
+class HardDiff(Exception):
+    """A region this big has to be anchored (moved, shuffled or re-indented lines): the caller
+    asked to be told rather than have it done in Python."""
+
+
 class _Differ:
     """One diff. `work` counts the diagonals Myers may still visit: once it runs out, what is
     left is shown as plain replacements, so no input can make the dialog wait long."""
 
-    def __init__(self, a: list[str], b: list[str], max_cost: int, work: int) -> None:
+    def __init__(self, a: list[str], b: list[str], max_cost: int, work: int, hard_lines: int | None = None) -> None:
         self.a, self.b = a, b
         self.max_cost = max_cost
         self.work = work
+        self.hard_lines = hard_lines
         self.changes: list[Change] = []
 
     def replace(self, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> None:
@@ -278,6 +284,8 @@ class _Differ:
             if set(a[a_lo:a_hi]).isdisjoint(b[b_lo:b_hi]):
                 self.replace(a_lo, a_hi, b_lo, b_hi)  # nothing in common: a rewrite
                 continue
+            if self.hard_lines is not None and (a_hi - a_lo) + (b_hi - b_lo) >= self.hard_lines:
+                raise HardDiff()
             gaps = self.split(a_lo, a_hi, b_lo, b_hi)
             if gaps is None:
                 self.exact(a_lo, a_hi, b_lo, b_hi)
@@ -310,6 +318,8 @@ def _backtrack(trace: list[list[int]], offset: int, n: int, m: int, a_lo: int, b
     return changes
 
 
-def diff_lines(a: list[str], b: list[str], max_cost: int = MAX_EDIT_COST, work: int = WORK_BUDGET) -> list[Change]:
-    """The regions where `a` and `b` differ, in order."""
-    return _Differ(a, b, max_cost, work).run()
+def diff_lines(a: list[str], b: list[str], max_cost: int = MAX_EDIT_COST, work: int = WORK_BUDGET,
+               hard_lines: int | None = None) -> list[Change]:
+    """The regions where `a` and `b` differ, in order. With `hard_lines`, a region of that many
+    lines that the walk cannot step over raises HardDiff instead of being anchored here."""
+    return _Differ(a, b, max_cost, work, hard_lines).run()

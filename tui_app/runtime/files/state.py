@@ -31,6 +31,7 @@ from typing import Any, Literal, TypeVar
 
 from tui_app.runtime.contract import ToolFailure
 from tui_app.runtime.events import FileChangedExternally, Warning
+from tui_app.runtime.files.realpath import real_path
 
 T = TypeVar("T")
 Staleness = Literal["modified", "deleted"]
@@ -53,7 +54,7 @@ def absolute_path(path: str, cwd: str) -> str:
 
 def file_key(path: str) -> str:
     """One key per file, whatever name reached it."""
-    return unicodedata.normalize("NFC", os.path.realpath(path))
+    return unicodedata.normalize("NFC", real_path(path))
 
 
 def sha256_hex(data: bytes) -> str:

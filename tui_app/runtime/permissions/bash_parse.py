@@ -19,9 +19,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
 
 MAX_COMMAND_CHARS = 10_000
 MAX_NESTING = 4
@@ -31,15 +32,25 @@ HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _REDIRECT_NODES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _STATEMENT_COMMANDS = frozenset({"declaration_command", "unset_command"})
 
-_LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
+
+
+@lru_cache(maxsize=1)
+def _language() -> object:
+    # loaded with the first command parsed: a session that runs no Bash never pays for it
+    import tree_sitter_bash
+    from tree_sitter import Language
+
+    return Language(tree_sitter_bash.language())
 
 
 def _parser() -> Parser:
     # a Parser is not safe to share between threads; the runtime and a UI thread may both parse
     parser = getattr(_local, "parser", None)
     if parser is None:
-        parser = _local.parser = Parser(_LANGUAGE)
+        from tree_sitter import Parser
+
+        parser = _local.parser = Parser(_language())
     return parser
 
 

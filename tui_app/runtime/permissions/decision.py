@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from tui_app.runtime.contract import ToolFlags, ToolSpec
+from tui_app.runtime.permissions.modes import PERMISSION_MODES, PermissionMode
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
-PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+__all__ = ["PERMISSION_MODES", "PermissionMode"]  # where they were first defined; their home is modes.py
+
 Behavior = Literal["allow", "ask", "deny"]
 #: "agent": an external agent asked (Vigil's own policy had no word of its own on the call)
 DecidedBy = Literal["rule", "mode", "hook", "tool", "guard", "agent"]

@@ -17,8 +17,12 @@ import os
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import pathspec
+from tui_app.runtime.files.realpath import real_path
+
+if TYPE_CHECKING:
+    import pathspec
 
 PROTECTED_DIRS = frozenset({".git", ".vigil", ".claude"})
 PROTECTED_FILES = frozenset({
@@ -52,7 +56,7 @@ def spellings(raw: str, cwd: str, home: str | None = None) -> tuple[str, ...]:
     lexical = _lexical(raw, cwd, home)
     try:
         # resolved from the name as given: on disk a name may be stored decomposed (NFD)
-        target = nfc(os.path.realpath(lexical))
+        target = nfc(real_path(lexical))
     except (OSError, ValueError):
         target = nfc(lexical)
     link = nfc(lexical)
@@ -113,6 +117,8 @@ def anchored_pattern(specifier: str, base_dir: str, cwd: str, home: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _compiled(pattern: str) -> pathspec.PathSpec:
+    import pathspec  # with the first path rule matched: a session without one never loads it
+
     return pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 

@@ -43,6 +43,8 @@ def neutralize(text: str, keep_sgr: bool = False) -> str:
     (`\\r\\n` → `\\n`; a bare `\\r`, used to redraw progress bars, is dropped)."""
     if not _HAS_CONTROL.search(text):
         return text
+    if keep_sgr and not _HAS_CONTROL.search(_SGR.sub("", text)):
+        return text  # colours and nothing else (the usual coloured output): already inert
     text = _SURROGATE.sub("\ufffd", text.replace("\r\n", "\n"))
     if keep_sgr:
         kept: list[str] = []
