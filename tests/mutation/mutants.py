@@ -30,7 +30,7 @@ import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tests.mutation.scope import ALLOW_LIST_CALLS, ALLOW_LIST_NAMES
+from tests.mutation.scope import ALLOW_LIST_CALLS, UNMUTATED_NAMES
 
 STR_METHODS = frozenset({"startswith", "endswith", "removeprefix", "removesuffix", "partition", "split", "rsplit",
                          "rstrip", "lstrip", "strip", "count", "find", "replace", "join"})
@@ -39,6 +39,7 @@ CMP_SWAP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.
 CMP_TEXT = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.GtE: ">=", ast.Gt: ">", ast.LtE: "<=",
             ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 CALL_SWAP = {"any": "all", "all": "any", "max": "min", "min": "max"}
+TYPING_FORMS = frozenset({"Literal", "Annotated", "Optional", "Union", "Callable"})
 DELETABLE = (ast.Expr, ast.Continue, ast.Break, ast.Raise, ast.AugAssign)
 
 
@@ -117,7 +118,7 @@ class _Finder:
             if node.value is not None:
                 self._visit_and_walk(node.value, (*path, ("value", None)), qualname, import_time, assigned)
             return
-        if isinstance(node, ast.Assign) and qualname == "<module>" and assigned & ALLOW_LIST_NAMES:
+        if isinstance(node, ast.Assign) and qualname == "<module>" and assigned & UNMUTATED_NAMES:
             return
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ALLOW_LIST_CALLS):
             skip = ALLOW_LIST_CALLS[node.func.id]
@@ -153,6 +154,8 @@ class _Finder:
                         assigned: frozenset[str]) -> None:
         if isinstance(node, ast.JoinedStr):
             return  # messages
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in TYPING_FORMS:
+            return  # a type (`Behavior = Literal["allow", …]`), not a value the code decides with
         if self._in_scope(qualname) and not isinstance(node, ast.Assert):
             self._visit(node, path, qualname, import_time)
         self._walk(node, path, qualname, import_time, assigned)

@@ -41,6 +41,7 @@ EQUIVALENT_FILE = Path(__file__).with_name("equivalent.txt")
 class Options:
     workers: int = 2
     only: str | None = None
+    match: str | None = None
     report: Path | None = None
     limit: int | None = None
     #: while working: at most this many tests per mutant (the fastest); a survivor is then only a suspect
@@ -48,6 +49,9 @@ class Options:
     #: while working: keep each test module's measurement here, measured again when it or the
     #: targets change
     cache: Path | None = None
+    #: each mutant runs its tests (the likely killers first, then the fastest) until their measured
+    #: time passes this many seconds; a mutant that survives them counts as surviving
+    budget: float | None = 3.0
 
 
 def read_equivalents(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
@@ -216,18 +220,80 @@ def _child(mutant: Mutant, source: str, items: list[pytest.Item], out: str) -> i
     return 0
 
 
+def _uses(sources: dict[str, str]) -> dict[str, set[tuple[str, int]]]:
+    """name → the lines of the target files that read it (`NAME`, `x.NAME`)."""
+    import ast
+
+    found: dict[str, set[tuple[str, int]]] = defaultdict(set)
+    for file, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found[node.id].add((file, node.lineno))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                found[node.attr].add((file, node.lineno))
+    return found
+
+
+def _import_time_names(mutant: Mutant, source: str) -> set[str]:
+    """What an import-time mutant changes: the names it (re)binds, and those built from them later."""
+    import ast
+
+    tree = ast.parse(source)
+    top = tree.body[mutant.stmt_index]
+    if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
+        return {top.name}  # a default value
+    if isinstance(top, ast.ClassDef):
+        return {top.name} | {t.id for stmt in top.body if isinstance(stmt, ast.Assign | ast.AnnAssign)
+                             for t in ast.walk(stmt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    names = {t.id for t in ast.walk(top) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    for later in tree.body[mutant.stmt_index + 1:]:
+        if isinstance(later, ast.Assign | ast.AnnAssign):
+            loads = {n.id for n in ast.walk(later) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if loads & names:
+                names |= {t.id for t in ast.walk(later) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    return names
+
+
 def select(mutant: Mutant, infos: dict[str, TestInfo], by_file: dict[str, list[str]],
-           max_tests: int | None = None) -> list[str]:
+           max_tests: int | None = None, uses: dict[str, set[tuple[str, int]]] | None = None,
+           source: str | None = None) -> list[str]:
     lines = {(mutant.file, n) for n in range(mutant.line, mutant.end_line + 1)}
     chosen = [i for i in infos.values() if i.passed and i.lines & lines]
     if not chosen and mutant.import_time:
-        chosen = [infos[n] for n in by_file.get(mutant.file, ())]
+        used: set[tuple[str, int]] = set()
+        if uses is not None and source is not None:
+            for name in _import_time_names(mutant, source):
+                used |= uses.get(name, set())
+        chosen = [i for i in infos.values() if i.passed and i.lines & used]
+        if not chosen:
+            chosen = [infos[n] for n in by_file.get(mutant.file, ())]
     return [i.nodeid for i in sorted(chosen, key=lambda i: i.seconds)][:max_tests]
 
 
+def _order(chosen: list[str], mutant: Mutant, killers: dict[tuple[str, str], list[str]],
+           infos: dict[str, TestInfo], budget: float | None) -> list[str]:
+    """Tests that killed this function's (then this file's) other mutants first: they likely kill
+    this one; then the fastest, within the budget."""
+    wanted = set(chosen)
+    first: list[str] = []
+    for key in ((mutant.file, mutant.qualname), (mutant.file, "")):
+        first += [n for n in killers.get(key, ()) if n in wanted and n not in first]
+    first = first[:8]
+    ordered = first + [n for n in chosen if n not in first]
+    if budget is None:
+        return ordered
+    kept, spent = [], 0.0
+    for n in ordered:
+        if kept and spent + infos[n].seconds > budget:
+            break
+        kept.append(n)
+        spent += infos[n].seconds
+    return kept
+
+
 def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item], infos: dict[str, TestInfo],
-                equivalents: dict[str, str], workers: int, tmp: str, progress, max_tests: int | None = None
-                ) -> list[Result]:
+                equivalents: dict[str, str], workers: int, tmp: str, progress, max_tests: int | None = None,
+                budget: float | None = None) -> list[Result]:
     by_file: dict[str, list[str]] = defaultdict(list)
     for info in infos.values():
         if info.passed:
@@ -235,11 +301,13 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
                 by_file[file].append(info.nodeid)
     results: list[Result] = []
     queue = []
+    uses = _uses({f: (ROOT / f).read_text(encoding="utf-8") for f in TARGETS})
+    killers: dict[tuple[str, str], list[str]] = defaultdict(list)
     for mutant, source in mutants:
         if mutant.id in equivalents:
             results.append(Result(mutant, "equivalent"))
             continue
-        chosen = select(mutant, infos, by_file, max_tests)
+        chosen = select(mutant, infos, by_file, max_tests, uses, source)
         if not chosen:
             results.append(Result(mutant, "uncovered"))
             continue
@@ -250,15 +318,16 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
     while queue or running:
         while queue and len(running) < workers:
             mutant, source, chosen = queue.pop(0)
+            chosen = _order(chosen, mutant, killers, infos, budget)
             out = os.path.join(tmp, f"m{len(results) + len(running) + len(queue)}-{os.getpid()}-{time.time_ns()}")
-            budget = 30.0 + 4 * sum(infos[n].seconds for n in chosen)
+            deadline = 5.0 + 10 * sum(infos[n].seconds for n in chosen)  # a mutant that loops
             pid = _fork(_child, mutant, source, [items[n] for n in chosen], out)
-            running[pid] = (mutant, out, chosen, time.monotonic(), budget)
+            running[pid] = (mutant, out, chosen, time.monotonic(), deadline)
         time.sleep(0.002)
-        for pid, (mutant, out, chosen, started, budget) in list(running.items()):
+        for pid, (mutant, out, chosen, started, deadline) in list(running.items()):
             finished, _status = os.waitpid(pid, os.WNOHANG)
             elapsed = time.monotonic() - started
-            if finished == 0 and elapsed < budget:
+            if finished == 0 and elapsed < deadline:
                 continue
             if finished == 0:
                 os.kill(pid, signal.SIGKILL)
@@ -269,6 +338,11 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
                 status, _, detail = text.partition("\t")
                 result = Result(mutant, status, len(chosen), elapsed, detail)
             del running[pid]
+            if result.status == "killed":
+                for key in ((mutant.file, mutant.qualname), (mutant.file, "")):
+                    if result.killer in killers[key]:
+                        killers[key].remove(result.killer)
+                    killers[key].insert(0, result.killer)
             results.append(result)
             done += 1
             progress(done, total, result)
@@ -290,7 +364,7 @@ class MutationPlugin:
         for file, source, found in iter_targets(str(ROOT), TARGETS):
             if options.only and options.only not in file:
                 continue
-            mutants += [(m, source) for m in found]
+            mutants += [(m, source) for m in found if not options.match or options.match in m.id]
         if options.limit:
             mutants = mutants[: options.limit]
         equivalents = read_equivalents()
@@ -306,7 +380,7 @@ class MutationPlugin:
                 + (f"; left out (failed or skipped): {', '.join(failing)}" if failing else ""))
 
             def progress(done: int, total: int, result: Result) -> None:
-                if result.status == "survived" or done % 250 == 0 or done == total:
+                if result.status == "survived" or done % 50 == 0 or done == total:
                     mark = "SURVIVED " if result.status == "survived" else ""
                     say(f"  [{done}/{total} {time.monotonic() - started:.0f}s] {mark}"
                         + (f"{result.mutant.file}:{result.mutant.line} {result.mutant.qualname} {result.mutant.op}: "
@@ -315,7 +389,7 @@ class MutationPlugin:
             slow = sorted(infos.values(), key=lambda i: -i.seconds)[:5]
             say("mutate: slowest tests: " + ", ".join(f"{i.nodeid.split('/')[-1]} {i.seconds:.1f}s" for i in slow))
             results = run_mutants(mutants, items, infos, equivalents, options.workers, tmp, progress,
-                                  options.max_tests)
+                                  options.max_tests, options.budget)
         self.report(results, equivalents, mutants, time.monotonic() - started)
         return True
 
@@ -328,7 +402,8 @@ class MutationPlugin:
         broken = [r for r in results if r.status == "broken"]
         equivalent = counts["equivalent"]
         known = {m.id for m, _ in mutants}
-        stale = sorted(set(equivalents) - known) if not self.options.only and not self.options.limit else []
+        whole = not (self.options.only or self.options.match or self.options.limit)
+        stale = sorted(set(equivalents) - known) if whole else []
         per_file: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for r in results:
             per_file[r.mutant.file][r.status] += 1
@@ -367,13 +442,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=max(2, (os.cpu_count() or 2)))
     parser.add_argument("--only", help="mutate only files whose path contains this")
+    parser.add_argument("--match", help="mutate only mutants whose name contains this")
     parser.add_argument("--limit", type=int, help="the first N mutants only")
     parser.add_argument("--report", type=Path, help="write every mutant's result here (JSON)")
     parser.add_argument("--max-tests", type=int, help="while working: only the N fastest tests per mutant")
+    parser.add_argument("--budget", type=float, default=3.0,
+                        help="measured seconds of tests per mutant (0: every covering test)")
     parser.add_argument("--cache", type=Path, help="while working: reuse test measurements kept here")
     parser.add_argument("tests", nargs="*", help="test files (default: scope.TEST_FILES)")
     args = parser.parse_args(argv)
-    plugin = MutationPlugin(Options(args.workers, args.only, args.report, args.limit, args.max_tests, args.cache))
+    plugin = MutationPlugin(Options(args.workers, args.only, args.match, args.report, args.limit, args.max_tests,
+                                    args.cache, args.budget or None))
     os.chdir(ROOT)
     tests = args.tests or [t for t in TEST_FILES if (ROOT / t).exists()]
     code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "tests.mutation.profile",

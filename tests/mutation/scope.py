@@ -19,8 +19,13 @@ Left unmutated, on purpose:
 
 from __future__ import annotations
 
-#: file → the top-level functions / classes (qualname prefixes) to mutate; None: the whole file
-TARGETS: dict[str, tuple[str, ...] | None] = {
+import os
+
+#: file → the top-level functions / classes (qualname prefixes) to mutate; None: the whole file.
+#: `make mutate` mutates DECISIONS (what decides allow / ask / deny, within 15 minutes on two
+#: loaded cores); `make mutate SCOPE=all` the whole room (the bash parser, the read-only programs'
+#: tables, the sandbox's policy, hook configuration too: about twice as long).
+ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/rules.py": None,
     "tui_app/runtime/permissions/decision.py": None,
     "tui_app/runtime/permissions/policy.py": None,
@@ -45,6 +50,16 @@ TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "start"),
 }
 
+#: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
+NOT_IN_DECISIONS = frozenset({
+    "tui_app/runtime/permissions/bash_parse.py", "tui_app/runtime/permissions/bash_words.py",
+    "tui_app/runtime/permissions/bash_programs.py", "tui_app/runtime/permissions/sandbox_policy.py",
+    "tui_app/runtime/permissions/network_ask.py", "tui_app/runtime/permissions/updates.py",
+    "tui_app/runtime/hooks/config.py",
+})
+DECISIONS = {f: q for f, q in ALL_TARGETS.items() if f not in NOT_IN_DECISIONS}
+TARGETS = ALL_TARGETS if os.environ.get("VIGIL_MUTATE_SCOPE") == "all" else DECISIONS
+
 #: keyword arguments of these calls are allow-lists (see above)
 ALLOW_LIST_CALLS = {"Program": frozenset({"short", "short_value", "long", "long_value", "long_optional"})}
 #: module-level names whose values are allow-lists (see above)
@@ -52,6 +67,8 @@ ALLOW_LIST_NAMES = frozenset({
     "ALLOWED_NODES", "SAFE_ASSIGNMENTS", "FIND_TESTS", "FIND_TESTS_WITH_VALUE", "TEST_UNARY", "TEST_BINARY",
     "GIT_COMMANDS", "GIT_BRANCH_LISTING", "PROGRAMS", "SPECIAL", "PERMISSION_MODES", "HOOK_EVENTS",
 })
+#: module-level names never mutated: the allow-lists, and `__all__` (it only steers `import *`)
+UNMUTATED_NAMES = ALLOW_LIST_NAMES | {"__all__"}
 
 #: the tests that may kill a mutant: everything that runs the permission room in this process
 #: (tests that only drive a `vigil` subprocess cannot see a mutant, and are left out)

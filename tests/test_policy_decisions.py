@@ -1,0 +1,123 @@
+"""Decisions the rule matrix does not reach: a PreToolUse hook's word folded into the policy's,
+the default policy of a session built without settings (`ModePolicy`), what a bare deny hides,
+and the errors a broken rule in a settings file reports.
+
+Each table row is a situation a user (or someone writing a hook to attack one) would recognise."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.perm_specs import ASK_USER, BASH, DEPLOY, EDIT, GLOB, GREP, MCP_WRITE, READ, WRITE
+from tui_app.runtime.permissions.decision import ModePolicy, PermissionDecision, PermissionQuery, combine_with_hook
+from tui_app.runtime.permissions.policy import RulePolicy
+from tui_app.runtime.permissions.rules import RuleError, bash_matches, make_rule, parse_rule
+
+RULE_ALLOW = PermissionDecision("allow", "rule", "allow rule Bash(make)", rule="Bash(make)")
+RULE_ASK = PermissionDecision("ask", "rule", "ask rule Bash(git push *)", rule="Bash(git push *)")
+RULE_DENY = PermissionDecision("deny", "rule", "deny rule Bash(curl *)", rule="Bash(curl *)", final=True)
+MODE_ASK = PermissionDecision("ask", "mode", "Bash needs approval in default mode", suggested_rules=("Bash(make)",))
+TOOL_ASK = PermissionDecision("ask", "tool", "Deploy always asks")
+GUARD_FINAL = PermissionDecision("allow", "guard", "settings unreadable", final=True)
+
+
+@pytest.mark.parametrize("policy, hook, reason, spec, expect", [
+    # a hook's deny beats everything, even a rule's allow
+    (RULE_ALLOW, "deny", "no network", BASH, ("deny", "hook", "no network")),
+    (RULE_ALLOW, "deny", "", BASH, ("deny", "hook", "Blocked by PreToolUse hook")),
+    # a hook's ask asks, even where a rule allows; it never lifts a deny
+    (RULE_ALLOW, "ask", "double-check", BASH, ("ask", "hook", "double-check")),
+    (RULE_ALLOW, "ask", "", BASH, ("ask", "hook", "allow rule Bash(make)")),
+    (RULE_DENY, "ask", "double-check", BASH, ("deny", "rule", "deny rule Bash(curl *)")),
+    # a hook's allow skips the mode's question ...
+    (MODE_ASK, "allow", "ci is green", BASH, ("allow", "hook", "ci is green")),
+    (MODE_ASK, "allow", "", BASH, ("allow", "hook", "Allowed by PreToolUse hook")),
+    # ... but lifts no deny rule, no ask rule, no final word and no always-ask tool
+    (RULE_DENY, "allow", "trust me", BASH, ("deny", "rule", "deny rule Bash(curl *)")),
+    (RULE_ASK, "allow", "trust me", BASH, ("ask", "rule", "ask rule Bash(git push *)")),
+    (GUARD_FINAL, "allow", "trust me", BASH, ("allow", "guard", "settings unreadable")),
+    (TOOL_ASK, "allow", "trust me", DEPLOY, ("ask", "tool", "Deploy always asks")),
+    (None, None, "", BASH, None),
+])
+def test_a_hooks_word_folded_into_the_policys(policy, hook, reason, spec, expect):
+    if policy is None:  # no hook spoke: the policy's decision stands, untouched
+        assert combine_with_hook(MODE_ASK, None, "", BASH) is MODE_ASK
+        return
+    got = combine_with_hook(policy, hook, reason, spec)
+    assert (got.behavior, got.decided_by, got.reason) == expect
+    if expect[1] == "hook" and expect[0] == "ask":
+        assert got.suggested_rules == policy.suggested_rules
+
+
+def decide(policy, spec, data):
+    return policy.decide(PermissionQuery(spec, data, spec.flags_of(data), "/proj"))
+
+
+EDIT_IN = {"file_path": "/proj/a.py", "old_string": "a", "new_string": "b"}
+
+
+@pytest.mark.parametrize("mode, spec, data, expect", [
+    ("default", READ, {"file_path": "/proj/a.py"}, ("allow", "tool")),
+    ("default", BASH, {"command": "make"}, ("ask", "mode")),
+    ("default", EDIT, EDIT_IN, ("ask", "mode")),
+    ("acceptEdits", EDIT, EDIT_IN, ("allow", "mode")),
+    ("acceptEdits", BASH, {"command": "make"}, ("ask", "mode")),
+    ("plan", BASH, {"command": "make"}, ("deny", "mode")),
+    ("plan", EDIT, EDIT_IN, ("deny", "mode")),
+    ("plan", ASK_USER, {"questions": []}, ("allow", "tool")),
+    ("dontAsk", BASH, {"command": "make"}, ("deny", "mode")),
+    ("dontAsk", MCP_WRITE, {"path": "x"}, ("deny", "mode")),
+    ("bypassPermissions", BASH, {"command": "make"}, ("allow", "mode")),
+    ("bypassPermissions", DEPLOY, {"target": "prod"}, ("ask", "tool")),
+])
+def test_a_session_without_settings_follows_its_mode(mode, spec, data, expect):
+    decision = decide(ModePolicy(mode=mode), spec, data)
+    assert (decision.behavior, decision.decided_by) == expect, decision
+    if expect == ("ask", "mode"):  # "always allow" offers exactly this call
+        assert decision.suggested_rules == ("Bash(make)",) if spec is BASH else ("Edit(/proj/a.py)",)
+
+
+@pytest.mark.parametrize("lists, spec, data, expect", [
+    ({"deny": {"Bash"}, "allow": {"Bash"}}, BASH, {"command": "ls"}, ("deny", "Bash")),
+    ({"ask": {"Bash"}, "allow": {"Bash"}}, BASH, {"command": "ls"}, ("ask", "Bash")),
+    ({"allow": {"Bash(make)"}}, BASH, {"command": "make"}, ("allow", "Bash(make)")),
+    ({"allow": {"Bash(make)"}}, BASH, {"command": "make install"}, ("ask", None)),
+    ({"ask": {"Read"}}, READ, {"file_path": "/proj/a"}, ("ask", "Read")),
+])
+def test_a_session_without_settings_honours_its_named_rules(lists, spec, data, expect):
+    decision = decide(ModePolicy(**lists), spec, data)
+    assert (decision.behavior, decision.rule) == expect
+    assert decision.final == (expect[0] == "deny")
+
+
+def test_a_bare_read_deny_hides_every_reader_and_only_them(tmp_path):
+    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule("Read", "deny")])
+    assert {n for n in ("Read", "Glob", "Grep", "LS", "Bash", "Edit", "Write") if policy.hides_tool(n)} == {
+        "Read", "Glob", "Grep", "LS"}
+    notebook = RulePolicy(cwd=str(tmp_path), rules=[make_rule("Edit", "deny")])
+    assert notebook.hides_tool("NotebookEdit") and not notebook.hides_tool("Read")
+    for spec, data in ((GREP, {"pattern": "x", "path": str(tmp_path)}), (GLOB, {"pattern": "*"})):
+        assert decide(policy, spec, data).behavior == "deny"
+    assert decide(policy, WRITE, {"file_path": str(tmp_path / "a"), "content": ""}).rule != "Read"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty rule"), ("   ", "empty rule"), (None, "must be a string"), (["Bash"], "must be a string"),
+])
+def test_a_broken_rule_in_settings_says_what_is_wrong(text, message):
+    with pytest.raises(RuleError, match=message):
+        parse_rule(text)
+
+
+@pytest.mark.parametrize("specifier, command, matches", [
+    # `\*` is a literal star, `\\` a literal backslash; an unescaped `*` is any text
+    ("echo a\\*b", "echo a*b", True), ("echo a\\*b", "echo aXb", False),
+    ("echo a\\\\b", "echo a\\b", True), ("echo a\\\\*", "echo a\\zzz", True),
+    ("echo x\\", "echo x\\", True), ("echo \\n", "echo \\n", True),
+    # a trailing `:*` escaped is literal, not "any arguments"
+    ("npm run\\:*", "npm run", False), ("npm run:*", "npm run", True),
+    # ` *` is a word boundary only when it is the one star: `git * *` needs two words
+    ("git * *", "git push", False), ("git * *", "git push origin", True),
+])
+def test_bash_rule_escapes(specifier, command, matches):
+    assert bash_matches(specifier, command) is matches
