@@ -153,6 +153,13 @@ BASH_CASES = [
       deny=["Read(./.env)"]),
     C("input-redirect-from-denied-path-bypass", "Bash", "wc -l < sub/../.env", "deny", "rule",
       mode="bypassPermissions", deny=["Read(./.env)"]),
+    # a recursive search through a directory holding a denied file would read it
+    C("search-home-holding-denied-dir", "Bash", "grep -r x ~", "ask", "guard", "searched recursively",
+      deny=["Read(~/.ssh/**)"]),
+    C("search-dir-holding-denied-file", "Bash", "grep -r x {p}/sub", "ask", "guard", "searched recursively",
+      deny=["Read(./sub/.env)"]),
+    C("search-sibling-of-denied-dir", "Bash", "grep -r x {p}/secrets-old", "allow", "tool",
+      deny=["Read(./secrets/**)"]),
     C("grep-pattern-is-not-a-path", "Bash", "grep .env notes", "allow", "tool", deny=["Read(./.env)"]),
     # modes
     C("mode-default-asks", "Bash", "rm -rf build", "ask", "mode", suggest=("Bash(rm -rf build)",)),
