@@ -58,10 +58,13 @@ EDIT_IN = {"file_path": "/proj/a.py", "old_string": "a", "new_string": "b"}
 
 @pytest.mark.parametrize("mode, spec, data, expect", [
     ("default", READ, {"file_path": "/proj/a.py"}, ("allow", "tool")),
-    ("default", BASH, {"command": "make"}, ("ask", "mode")),
-    ("default", EDIT, EDIT_IN, ("ask", "mode")),
+    ("default", BASH, {"command": "make"}, ("ask", "mode", "Bash(make)")),
+    ("default", EDIT, EDIT_IN, ("ask", "mode", "Edit(/proj/a.py)")),
+    ("default", MCP_WRITE, {"path": "x"}, ("ask", "mode", "mcp__files__write_file")),
+    ("default", WRITE, {"content": "no path"}, ("ask", "mode", "Write")),
+    ("default", BASH, {"command": ["make"]}, ("ask", "mode", "Bash")),
     ("acceptEdits", EDIT, EDIT_IN, ("allow", "mode")),
-    ("acceptEdits", BASH, {"command": "make"}, ("ask", "mode")),
+    ("acceptEdits", BASH, {"command": "make"}, ("ask", "mode", "Bash(make)")),
     ("plan", BASH, {"command": "make"}, ("deny", "mode")),
     ("plan", EDIT, EDIT_IN, ("deny", "mode")),
     ("plan", ASK_USER, {"questions": []}, ("allow", "tool")),
@@ -72,9 +75,9 @@ EDIT_IN = {"file_path": "/proj/a.py", "old_string": "a", "new_string": "b"}
 ])
 def test_a_session_without_settings_follows_its_mode(mode, spec, data, expect):
     decision = decide(ModePolicy(mode=mode), spec, data)
-    assert (decision.behavior, decision.decided_by) == expect, decision
-    if expect == ("ask", "mode"):  # "always allow" offers exactly this call
-        assert decision.suggested_rules == ("Bash(make)",) if spec is BASH else ("Edit(/proj/a.py)",)
+    assert (decision.behavior, decision.decided_by) == expect[:2], decision
+    if len(expect) == 3:  # "always allow" offers exactly this call
+        assert decision.suggested_rules == (expect[2],)
 
 
 @pytest.mark.parametrize("lists, spec, data, expect", [
@@ -180,3 +183,32 @@ def test_acceptEdits_still_asks_before_writing_a_shell_startup_file_or_a_setting
     plain = RulePolicy(cwd=str(tmp_path), mode="acceptEdits")
     assert decide(plain, WRITE, {"file_path": str(tmp_path / (name.replace("/", "_") + ".txt")),
                                  "content": ""}).behavior == "allow"
+
+
+def test_an_mcp_tool_rule_does_not_name_a_longer_tool_of_the_same_server(tmp_path):
+    """`mcp__fs__read` allows the tool `read`, not `read__all` (tool names may hold `__`)."""
+    from tests.perm_specs import mcp_tool
+
+    wider = mcp_tool("fs", "read__all")
+    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule("mcp__fs__read", "allow")])
+    assert decide(policy, wider, {"path": "x"}).behavior == "ask"
+    assert decide(RulePolicy(cwd=str(tmp_path), rules=[make_rule("mcp__fs", "allow")]), wider,
+                  {"path": "x"}).behavior == "allow"
+
+
+@pytest.mark.parametrize("command, risk", [
+    ("rm -rf build", "high"), ("rm -f notes", "high"), ("rm -r build", "high"), ("rm --recursive build", "high"),
+    ("rm --force notes", "high"), ("rm notes", "medium"), ("rm --verbose notes", "medium"),
+    ("dd if=/dev/zero of=/dev/sda", "high"), ("mkfs /dev/sdb1", "high"), ("mkfs.ext4 /dev/sdb1", "high"),
+    ("shred secrets.txt", "high"), ("wipefs -a /dev/sdb", "high"),
+    ("git reset --hard HEAD~3", "high"), ("git reset --soft HEAD~1", "medium"), ("git reset", "medium"),
+    ("git clean -fd", "high"), ("git clean -n", "medium"), ("git push --force origin main", "high"),
+    ("git push -f", "high"), ("git push --force-with-lease", "high"), ("git push origin main", "medium"),
+    ("git commit -m '--hard'", "medium"), ("make && rm -rf /", "high"), ("git", "medium"), ("make clean", "medium"),
+    ("ls -la", "low"), ("cat notes | wc -l", "low"),
+])
+def test_the_approval_dialog_shows_high_risk_for_commands_that_destroy_work(command, risk):
+    flags = BASH.flags_of({"command": command})
+    assert flags.risk == risk, flags
+    assert flags.destructive == (risk == "high")
+    assert flags.read_only == (risk == "low")

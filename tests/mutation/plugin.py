@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from _pytest.runner import runtestprotocol
 
-from tests.mutation.apply import apply
+from tests.mutation.apply import apply, clear_caches
 from tests.mutation.mutants import Mutant, iter_targets
 from tests.mutation.scope import TARGETS
 
@@ -115,6 +115,7 @@ def _measure(items: list[pytest.Item], out: str) -> None:
     files = {str(ROOT / f): f for f in TARGETS}
     infos = []
     for index, item in enumerate(items):
+        clear_caches()  # else a test served from a cache filled by an earlier one would not run those lines
         hits: set[tuple[str, int]] = set()
         tracer = _tracer(files, hits)
         threading.settrace(tracer)
@@ -149,6 +150,7 @@ def _fork(target, *args) -> int:
 def _fingerprint(module: str) -> str:
     digest = hashlib.sha256()
     helpers = sorted(p for p in (ROOT / "tests").glob("*.py") if not p.name.startswith("test_"))
+    helpers += sorted((ROOT / "tests" / "mutation").glob("*.py"))  # how it measures
     for path in [ROOT / module, *helpers, *(ROOT / f for f in TARGETS)]:
         digest.update(path.read_bytes() if path.exists() else b"")
     return digest.hexdigest()
@@ -211,6 +213,7 @@ def _child(mutant: Mutant, source: str, items: list[pytest.Item], out: str) -> i
         Path(out).write_text(f"broken\t{type(exc).__name__}: {exc}")
         return 3
     for index, item in enumerate(items):
+        clear_caches()  # each test as it ran when measured
         nextitem = items[index + 1] if index + 1 < len(items) else None
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
         if any(r.failed for r in reports):
