@@ -6,6 +6,8 @@ Each table row is a situation a user (or someone writing a hook to attack one) w
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.perm_specs import ASK_USER, BASH, DEPLOY, EDIT, GLOB, GREP, MCP_WRITE, READ, WRITE
@@ -212,3 +214,57 @@ def test_the_approval_dialog_shows_high_risk_for_commands_that_destroy_work(comm
     assert flags.risk == risk, flags
     assert flags.destructive == (risk == "high")
     assert flags.read_only == (risk == "low")
+
+
+def test_working_directories_keep_the_names_they_were_given_and_say_which_were_new(tmp_path):
+    from tui_app.runtime.permissions.working_dirs import WorkingDirs
+
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "lib").mkdir()
+    os.symlink(tmp_path / "lib", tmp_path / "link")
+    arts = tmp_path / "artifacts"
+    dirs = WorkingDirs(str(tmp_path / "proj"), readable=[str(arts)])
+    assert dirs.add([str(tmp_path / "link"), str(tmp_path / "link"), str(tmp_path / "proj")]) == [
+        str(tmp_path / "link")]
+    assert dirs.add([str(tmp_path / "link")]) == []
+    assert dirs.dirs == (str(tmp_path / "proj"), str(tmp_path / "link"))
+    assert dirs.describe() == f"{tmp_path / 'proj'}, {tmp_path / 'link'}"
+    # reached through the link or its target, the directory is one of them
+    assert dirs.contains((str(tmp_path / "lib" / "x.py"),)) and dirs.contains((str(tmp_path / "link" / "x.py"),))
+    # the session's artifacts may be read, never written
+    assert dirs.may_read((str(arts / "a.txt"),)) and not dirs.contains((str(arts / "a.txt"),))
+    dirs.remove([str(tmp_path / "link"), str(tmp_path / "proj")])  # removed by the name it was added under
+    assert dirs.dirs == (str(tmp_path / "proj"),)  # the cwd always stays
+    assert not dirs.contains((str(tmp_path / "lib" / "x.py"),))
+
+
+def test_a_session_started_in_the_root_directory_has_every_path_inside(tmp_path):
+    from tui_app.runtime.permissions.working_dirs import WorkingDirs
+
+    assert WorkingDirs("/").contains(("/etc/passwd",))
+
+
+def test_the_outside_question_names_the_working_directories(tmp_path):
+    policy = RulePolicy(cwd=str(tmp_path / "proj"), additional_dirs=[str(tmp_path / "lib")])
+    decision = decide(policy, READ, {"file_path": "/etc/hosts"})
+    assert decision.behavior == "ask" and f"({tmp_path / 'proj'}, {tmp_path / 'lib'})" in decision.reason
+
+
+@pytest.mark.parametrize("command", [
+    "rm .env", "rm -f -- .env", "rmdir .env", "ln -sf /etc/passwd .env", "chmod 600 .env", "chown me .env",
+    "chgrp staff .env", "truncate -s 0 .env", "echo x | tee .env", "install notes .env", "mv notes .env",
+    "cp notes .env", "touch .env", "mkdir .env",
+])
+def test_every_command_that_writes_a_file_meets_the_edit_deny_rule(tmp_path, command):
+    (tmp_path / "notes").write_text("x")
+    policy = RulePolicy(cwd=str(tmp_path), mode="acceptEdits", rules=[make_rule("Edit(./.env)", "deny", "s",
+                                                                                  str(tmp_path))])
+    decision = decide(policy, BASH, {"command": command})
+    assert (decision.behavior, decision.rule) == ("deny", "Edit(./.env)"), decision
+
+
+@pytest.mark.parametrize("command", ["cp -t /etc notes", "mv --target-directory=/etc notes", "cp notes /etc/x"])
+def test_a_copy_whose_target_cannot_be_told_or_is_outside_is_asked_in_acceptEdits(tmp_path, command):
+    (tmp_path / "notes").write_text("x")
+    decision = decide(RulePolicy(cwd=str(tmp_path), mode="acceptEdits"), BASH, {"command": command})
+    assert decision.behavior == "ask", decision
