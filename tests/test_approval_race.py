@@ -415,3 +415,50 @@ async def test_many_pending_requests_answered_from_many_threads(tmp_path):
     assert all(sorted(r) == [False, True] for r in results)
     assert sorted(int(data["path"]) for _, data in RAN) == [1, 3, 5]
     assert sorted(d.request_id for d in resolved(rec)) == sorted(r.request_id for r in requests)
+
+
+async def test_a_plain_allow_saves_no_rule_and_a_plain_deny_lets_the_turn_go_on(tmp_path):
+    env, _rec, broker = setup(tmp_path)
+    client = Client(broker, allow)
+    client.start()
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    client.join()
+    assert out.type == "ToolCallResult" and RAN == [("Bash", {"command": "make"})]
+    assert env.policy.rules("allow") == [] and not (tmp_path / ".vigil").exists()  # "yes" is not "always"
+
+    client = Client(broker, lambda r: ApprovalAnswer("deny", input_sha256=r.input_sha256))
+    client.start()
+    outcomes = await run_batch([ToolCall("t2", "Bash", {"command": "make install"}),
+                                ToolCall("t3", "Bash", {"command": "ls"})], env, TurnControl())
+    client.join()
+    assert outcomes[0].code == "user_denied" and not outcomes[0].stop_turn
+    assert outcomes[1].type == "ToolCallResult"  # the next call still runs: a "no" is not "stop"
+
+
+def test_the_hash_a_client_echoes_does_not_depend_on_key_order_and_is_of_utf8_json():
+    """What a client in another language computes: sorted keys, compact separators, UTF-8."""
+    import hashlib
+
+    from tui_app.runtime.permissions.broker import input_sha256
+
+    assert input_sha256({"b": 1, "a": "café"}) == input_sha256({"a": "café", "b": 1}) == hashlib.sha256(
+        '{"a":"café","b":1}'.encode()).hexdigest()
+
+
+async def test_an_answered_request_leaves_the_list_at_once(tmp_path):
+    env, _rec, broker = setup(tmp_path)
+    seen = []
+
+    def decide(request):
+        return allow(request)
+
+    class Watching(Client):
+        def run(self) -> None:
+            super().run()
+            seen.append(self.broker.pending())  # right after the answer, before the runtime wakes
+
+    client = Watching(broker, decide)
+    client.start()
+    await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    client.join()
+    assert client.results == [True] and seen == [[]]

@@ -222,7 +222,9 @@ def test_working_directories_keep_the_names_they_were_given_and_say_which_were_n
     (tmp_path / "proj").mkdir()
     (tmp_path / "lib").mkdir()
     os.symlink(tmp_path / "lib", tmp_path / "link")
-    arts = tmp_path / "artifacts"
+    (tmp_path / "home" / "artifacts").mkdir(parents=True)
+    os.symlink(tmp_path / "home", tmp_path / "home-link")
+    arts = tmp_path / "home-link" / "artifacts"  # VIGIL_HOME reached through a link
     dirs = WorkingDirs(str(tmp_path / "proj"), readable=[str(arts)])
     assert dirs.add([str(tmp_path / "link"), str(tmp_path / "link"), str(tmp_path / "proj")]) == [
         str(tmp_path / "link")]
@@ -233,6 +235,7 @@ def test_working_directories_keep_the_names_they_were_given_and_say_which_were_n
     assert dirs.contains((str(tmp_path / "lib" / "x.py"),)) and dirs.contains((str(tmp_path / "link" / "x.py"),))
     # the session's artifacts may be read, never written
     assert dirs.may_read((str(arts / "a.txt"),)) and not dirs.contains((str(arts / "a.txt"),))
+    assert dirs.may_read((str(tmp_path / "home" / "artifacts" / "a.txt"),))
     dirs.remove([str(tmp_path / "link"), str(tmp_path / "proj")])  # removed by the name it was added under
     assert dirs.dirs == (str(tmp_path / "proj"),)  # the cwd always stays
     assert not dirs.contains((str(tmp_path / "lib" / "x.py"),))
