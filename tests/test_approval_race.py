@@ -462,3 +462,24 @@ async def test_an_answered_request_leaves_the_list_at_once(tmp_path):
     await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
     client.join()
     assert client.results == [True] and seen == [[]]
+
+
+@pytest.mark.parametrize("answer", ["allow", "deny"])
+async def test_a_failed_approval_preview_still_asks_and_shows_the_exact_input(tmp_path, answer):
+    async def broken(data, ctx):
+        raise RuntimeError("the diff could not be computed")
+
+    env, rec, broker = setup(tmp_path, specs=(replace(BASH, prepare_approval=broken),))
+    client = Client(broker, lambda r: ApprovalAnswer(answer, input_sha256=r.input_sha256))
+    client.start()
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make\x1b[2Jall"}), env)
+    client.join()
+    (warning,) = [w for w in rec.of("Warning") if w.code == "preview_failed"]
+    assert "the diff could not be computed" in warning.message
+    (asked,) = rec.of("PermissionRequested")
+    assert asked.preview_kind == "json" and json.loads(asked.preview) == {"command": "make\x1b[2Jall"}
+    assert "\x1b" not in asked.summary and asked.summary.startswith("Bash make")
+    if answer == "allow":
+        assert out.type == "ToolCallResult" and RAN == [("Bash", {"command": "make\x1b[2Jall"})]
+    else:
+        assert out.code == "user_denied" and RAN == []

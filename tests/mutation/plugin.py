@@ -51,7 +51,7 @@ class Options:
     cache: Path | None = None
     #: each mutant runs its tests (the likely killers first, then the fastest) until their measured
     #: time passes this many seconds; a mutant that survives them counts as surviving
-    budget: float | None = 3.0
+    budget: float | None = 2.0
 
 
 def read_equivalents(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
@@ -323,7 +323,7 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
             mutant, source, chosen = queue.pop(0)
             chosen = _order(chosen, mutant, killers, infos, budget)
             out = os.path.join(tmp, f"m{len(results) + len(running) + len(queue)}-{os.getpid()}-{time.time_ns()}")
-            deadline = 5.0 + 10 * sum(infos[n].seconds for n in chosen)  # a mutant that loops
+            deadline = 3.0 + 4 * sum(infos[n].seconds for n in chosen)  # a mutant that loops or hangs
             pid = _fork(_child, mutant, source, [items[n] for n in chosen], out)
             running[pid] = (mutant, out, chosen, time.monotonic(), deadline)
         time.sleep(0.002)
@@ -449,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="the first N mutants only")
     parser.add_argument("--report", type=Path, help="write every mutant's result here (JSON)")
     parser.add_argument("--max-tests", type=int, help="while working: only the N fastest tests per mutant")
-    parser.add_argument("--budget", type=float, default=3.0,
+    parser.add_argument("--budget", type=float, default=2.0,
                         help="measured seconds of tests per mutant (0: every covering test)")
     parser.add_argument("--cache", type=Path, help="while working: reuse test measurements kept here")
     parser.add_argument("tests", nargs="*", help="test files (default: scope.TEST_FILES)")
