@@ -214,6 +214,8 @@ PATH_CASES = [
       deny=["Read(./secrets/**)"]),
     C("edit-default-asks", "Edit", "{p}/src/app.py", "ask", "mode", suggest=("Edit(/src/app.py)",)),
     C("edit-allow-rule", "Edit", "{p}/src/app.py", "allow", "rule", allow=["Edit(/src/**)"]),
+    C("edit-through-link-to-protected", "Edit", "{p}/link_git", "ask", "guard", "protected", mode="acceptEdits",
+      allow=["Edit(/link_git)"]),
     # bare family rules: `Edit` speaks for every editing tool, `Read` for every reader
     C("bare-Edit-deny-governs-write", "Write", {"file_path": "{p}/src/app.py", "content": "x"}, "deny", "rule",
       "Edit", deny=["Edit"]),
@@ -282,6 +284,7 @@ WORKING_DIR_CASES = [
     C("wd-read-outside-dontAsk", "Read", "{o}/notes.txt", "deny", "mode", "dontAsk", mode="dontAsk"),
     C("wd-read-outside-bypass", "Read", "{o}/notes.txt", "allow", "tool", mode="bypassPermissions"),
     C("wd-read-outside-allow-rule", "Read", "{o}/notes.txt", "allow", "tool", allow=["Read(/{o}/**)"]),
+    C("wd-grep-outside-read-rule", "Grep", {"pattern": "x", "path": "{o}"}, "allow", "tool", allow=["Read(/{o}/**)"]),
     C("wd-read-additional-dir", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("{o}",)),
     C("wd-read-additional-dir-relative", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("../outside",)),
     C("wd-glob-outside", "Glob", {"pattern": "*", "path": "{o}"}, "ask", "guard", OUT),

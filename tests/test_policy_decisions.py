@@ -337,3 +337,21 @@ def test_hook_scripts_and_settings_files_vigil_protects_are_asked_before_a_write
     policy.protect([str(hook)])
     assert (decide(policy, WRITE, write).behavior, decide(policy, WRITE, write).decided_by) == ("ask", "guard")
     assert decide(policy, BASH, {"command": f"echo 'exit 0' > {hook}"}).behavior == "ask"
+
+
+def test_an_allow_rule_does_not_reach_through_a_symlink_to_a_file_it_does_not_name(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / ".env").write_text("SECRET=1\n")
+    os.symlink(tmp_path / ".env", tmp_path / "src" / "config")
+    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule("Edit(/src/**)", "allow", "s", str(tmp_path))])
+    edit = {"file_path": str(tmp_path / "src" / "config"), "old_string": "1", "new_string": "2"}
+    assert decide(policy, EDIT, edit).behavior == "ask"
+    assert decide(policy, EDIT, {**edit, "file_path": str(tmp_path / "src" / "app.py")}).behavior == "allow"
+
+
+def test_a_rule_given_on_the_command_line_is_anchored_at_the_project(tmp_path):
+    """`--disallowedTools 'Read(./.env)'`: a rule with no settings file of its own."""
+    (tmp_path / "sub").mkdir()
+    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule("Read(./.env)", "deny")])
+    assert decide(policy, READ, {"file_path": str(tmp_path / ".env")}).behavior == "deny"
+    assert decide(policy, READ, {"file_path": str(tmp_path / "sub" / ".env")}).behavior == "allow"

@@ -274,15 +274,17 @@ def select(mutant: Mutant, infos: dict[str, TestInfo], by_file: dict[str, list[s
 
 
 def _order(chosen: list[str], mutant: Mutant, killers: dict[tuple[str, str], list[str]],
-           infos: dict[str, TestInfo], budget: float | None) -> list[str]:
+           infos: dict[str, TestInfo], budget: float | None, kills: dict[str, int] | None = None) -> list[str]:
     """Tests that killed this function's (then this file's) other mutants first: they likely kill
-    this one; then the fastest, within the budget."""
+    this one; then those that killed the most mutants anywhere; then the fastest; within the budget."""
     wanted = set(chosen)
     first: list[str] = []
-    for key in ((mutant.file, mutant.qualname), (mutant.file, "")):
-        first += [n for n in killers.get(key, ()) if n in wanted and n not in first]
-    first = first[:8]
-    ordered = first + [n for n in chosen if n not in first]
+    for key, most in (((mutant.file, mutant.qualname), 8), ((mutant.file, ""), 24)):
+        first += [n for n in killers.get(key, ()) if n in wanted and n not in first][:most]
+    rest = [n for n in chosen if n not in first]
+    if kills:
+        rest.sort(key=lambda n: (-min(kills.get(n, 0), 20), infos[n].seconds))
+    ordered = first + rest
     if budget is None:
         return ordered
     kept, spent = [], 0.0
@@ -306,6 +308,7 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
     queue = []
     uses = _uses({f: (ROOT / f).read_text(encoding="utf-8") for f in TARGETS})
     killers: dict[tuple[str, str], list[str]] = defaultdict(list)
+    kills: dict[str, int] = defaultdict(int)
     for mutant, source in mutants:
         if mutant.id in equivalents:
             results.append(Result(mutant, "equivalent"))
@@ -321,7 +324,7 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
     while queue or running:
         while queue and len(running) < workers:
             mutant, source, chosen = queue.pop(0)
-            chosen = _order(chosen, mutant, killers, infos, budget)
+            chosen = _order(chosen, mutant, killers, infos, budget, kills)
             out = os.path.join(tmp, f"m{len(results) + len(running) + len(queue)}-{os.getpid()}-{time.time_ns()}")
             deadline = 3.0 + 4 * sum(infos[n].seconds for n in chosen)  # a mutant that loops or hangs
             pid = _fork(_child, mutant, source, [items[n] for n in chosen], out)
@@ -342,6 +345,7 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
                 result = Result(mutant, status, len(chosen), elapsed, detail)
             del running[pid]
             if result.status == "killed":
+                kills[result.killer] += 1
                 for key in ((mutant.file, mutant.qualname), (mutant.file, "")):
                     if result.killer in killers[key]:
                         killers[key].remove(result.killer)
