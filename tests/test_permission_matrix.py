@@ -160,6 +160,21 @@ BASH_CASES = [
       deny=["Read(./sub/.env)"]),
     C("search-sibling-of-denied-dir", "Bash", "grep -r x {p}/secrets-old", "allow", "tool",
       deny=["Read(./secrets/**)"]),
+    # after a `cd` the reads are judged where the shell is; after a `cd` to a place only known at run
+    # time nothing more is read-only
+    C("cd-then-read-denied", "Bash", "cd sub && cat .env", "deny", "rule", deny=["Read(./sub/.env)"]),
+    C("cd-then-input-redirect-denied", "Bash", "cd sub && wc -l < .env", "deny", "rule", deny=["Read(./sub/.env)"]),
+    C("cd-home-then-read-denied", "Bash", "cd && cat .ssh/id_rsa", "deny", "rule", deny=["Read(~/.ssh/**)"]),
+    C("cd-known-then-ls", "Bash", "cd sub && ls", "allow", "tool"),
+    C("cd-outside-then-ls", "Bash", "cd {o} && ls", "ask", "guard", "outside the working directories"),
+    C("cd-unknown-then-ls", "Bash", "cd $D && ls", "ask", "mode"),
+    C("cd-back-then-ls", "Bash", "cd - && ls", "ask", "mode"),
+    C("pushd-unknown-then-cat", "Bash", "pushd $D && cat notes", "ask", "mode"),
+    C("popd-then-cat", "Bash", "popd && cat notes", "ask", "mode"),
+    C("cd-unknown-then-input-redirect", "Bash", "cd $D && wc -l < notes", "ask", "mode"),
+    C("cd-unknown-later", "Bash", "ls; cd $D; ls", "ask", "mode"),
+    C("locale-assignment-is-read-only", "Bash", "LC_ALL=C ls", "allow", "tool"),
+    C("assignment-with-substitution", "Bash", "LC_ALL=$(touch x) ls", "ask", "mode"),
     C("grep-pattern-is-not-a-path", "Bash", "grep .env notes", "allow", "tool", deny=["Read(./.env)"]),
     # modes
     C("mode-default-asks", "Bash", "rm -rf build", "ask", "mode", suggest=("Bash(rm -rf build)",)),

@@ -355,3 +355,19 @@ def test_a_rule_given_on_the_command_line_is_anchored_at_the_project(tmp_path):
     policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule("Read(./.env)", "deny")])
     assert decide(policy, READ, {"file_path": str(tmp_path / ".env")}).behavior == "deny"
     assert decide(policy, READ, {"file_path": str(tmp_path / "sub" / ".env")}).behavior == "allow"
+
+
+@pytest.mark.parametrize("command, wildcard", [
+    ("echo $((X))", "Bash(echo *)"), ("echo $[X]", "Bash(echo *)"), ("echo ${X:-y}", "Bash(echo *)"),
+    ("a[X]=1", "Bash(a*)"), ("((X))", "Bash(((*)"), ("[[ X -eq 1 ]]", "Bash([[ *)"),
+    ("for ((i=X; i<2; i++)); do echo; done", "Bash(for *)"),
+])
+def test_arithmetic_that_could_run_a_hidden_command_needs_the_exact_rule(tmp_path, command, wildcard):
+    """With X='a[$(touch pwned)]' in the environment, bash runs `touch` while evaluating X: a wildcard
+    rule written for harmless uses must not allow it; the exact command may be allowed."""
+    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule(wildcard, "allow")])
+    decision = decide(policy, BASH, {"command": command})
+    assert decision.behavior == "ask" and f"Bash({command})" in decision.suggested_rules
+    if "for" not in command:  # the loop's own `i=X` is a second thing to allow
+        exact = RulePolicy(cwd=str(tmp_path), rules=[make_rule(f"Bash({command})", "allow")])
+        assert decide(exact, BASH, {"command": command}).behavior == "allow"
