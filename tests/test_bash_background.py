@@ -130,7 +130,7 @@ async def test_a_filter_returns_only_matching_lines_and_passes_over_the_rest(tas
 
     try:
         await call(env, "Bash", {"command": command, "run_in_background": True})
-        await written("ERROR half")
+        await written("ERROR disk full\n")  # complete lines reach the file as they come
         first = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False, "filter": "ERROR|line 299[0-9]$"})
         text = first.model_content
         assert "<output>\nline 2990\n" in text and "line 2999\nERROR disk full\n</output>" in text
