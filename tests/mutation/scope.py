@@ -80,6 +80,7 @@ TEST_FILES = (
     "tests/test_classifier_property.py",
     "tests/test_permission_pipeline.py",
     "tests/test_policy_decisions.py",
+    "tests/test_hook_verdicts.py",
     "tests/test_approval_property.py",
     "tests/test_approval_race.py",
     "tests/test_approval_text.py",
