@@ -371,3 +371,15 @@ def test_arithmetic_that_could_run_a_hidden_command_needs_the_exact_rule(tmp_pat
     if "for" not in command:  # the loop's own `i=X` is a second thing to allow
         exact = RulePolicy(cwd=str(tmp_path), rules=[make_rule(f"Bash({command})", "allow")])
         assert decide(exact, BASH, {"command": command}).behavior == "allow"
+
+
+def test_inside_the_sandbox_tmp_is_its_own_except_the_tree_a_working_directory_sits_in(tmp_path):
+    assert str(tmp_path).startswith("/tmp/")  # pytest's tmp_path: the working directory is under /tmp
+    shown = "/tmp/" + str(tmp_path)[5:].split("/", 1)[0]
+    for available, scratch, host in ((True, "allow", "ask"), (False, "ask", "ask")):
+        policy = sandboxed_policy(tmp_path, available=available)
+        assert decide(policy, BASH, {"command": "cat /tmp/vigil-scratch/notes"}).behavior == scratch
+        # the host's files beside the working directory are shown in the sandbox: reading them asks
+        decision = decide(policy, BASH, {"command": f"cat {shown}/other-project/.env"})
+        assert (decision.behavior, decision.decided_by) == (host, "guard")
+    assert decide(sandboxed_policy(tmp_path), BASH, {"command": "cat /var/log/syslog"}).behavior == "ask"
