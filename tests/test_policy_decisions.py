@@ -383,3 +383,19 @@ def test_inside_the_sandbox_tmp_is_its_own_except_the_tree_a_working_directory_s
         decision = decide(policy, BASH, {"command": f"cat {shown}/other-project/.env"})
         assert (decision.behavior, decision.decided_by) == (host, "guard")
     assert decide(sandboxed_policy(tmp_path), BASH, {"command": "cat /var/log/syslog"}).behavior == "ask"
+
+
+def test_after_a_double_dash_a_name_like_an_option_is_a_file_the_command_writes(tmp_path):
+    policy = RulePolicy(cwd=str(tmp_path), mode="acceptEdits",
+                        rules=[make_rule("Edit(./-rf)", "deny", "s", str(tmp_path))])
+    assert decide(policy, BASH, {"command": "rm -- -rf"}).behavior == "deny"
+    assert decide(policy, BASH, {"command": "touch -- -rf"}).behavior == "deny"
+    assert decide(policy, BASH, {"command": "rm -rf build"}).behavior == "ask"  # here -rf is an option: no deny
+
+
+def test_a_copy_reads_its_sources_and_writes_only_its_target(tmp_path):
+    (tmp_path / ".env").write_text("x")
+    policy = RulePolicy(cwd=str(tmp_path), mode="acceptEdits",
+                        rules=[make_rule("Edit(./.env)", "deny", "s", str(tmp_path))])
+    assert decide(policy, BASH, {"command": "cp .env backup.env"}).behavior == "allow"  # reading it may go on
+    assert decide(policy, BASH, {"command": "cp backup.env .env"}).behavior == "deny"
