@@ -483,3 +483,21 @@ async def test_a_failed_approval_preview_still_asks_and_shows_the_exact_input(tm
         assert out.type == "ToolCallResult" and RAN == [("Bash", {"command": "make\x1b[2Jall"})]
     else:
         assert out.code == "user_denied" and RAN == []
+
+
+async def test_a_headless_run_takes_no_answer_but_its_hooks_while_one_runs(tmp_path):
+    """Nothing but a hook may approve a headless call: an answer slipped in while the hook thinks is refused."""
+    gate = tmp_path / "gate"  # the hook answers only after the client has tried
+    output = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                                "decision": {"behavior": "deny"}}})
+    hook = handler(f"cat > /dev/null; while [ ! -e {gate} ]; do sleep 0.02; done; echo '{output}'")
+    env, _rec, broker = setup(tmp_path, one("PermissionRequest", hook), interactive=False)
+    client = Client(broker, allow)
+    client.start()
+    call = asyncio.ensure_future(run_call(ToolCall("t1", "Bash", {"command": "make"}), env))
+    await asyncio.to_thread(client.join)
+    gate.touch()
+    out = await asyncio.wait_for(call, 60)
+    assert client.results == [False] and client.seen  # it saw the request, and its answer did not count
+    assert out.code == "hook_denied" and RAN == []
+    assert broker.pending() == []
