@@ -447,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     from tests.mutation.scope import TEST_FILES
 
     parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=max(2, (os.cpu_count() or 2)))
+    # one more than the cores: many of the permission tests wait on hook processes and threads
+    parser.add_argument("--workers", type=int, default=(os.cpu_count() or 2) + 1)
     parser.add_argument("--only", help="mutate only files whose path contains this")
     parser.add_argument("--match", help="mutate only mutants whose name contains this")
     parser.add_argument("--limit", type=int, help="the first N mutants only")
