@@ -303,6 +303,7 @@ WORKING_DIR_CASES = [
     C("wd-read-additional-dir", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("{o}",)),
     C("wd-read-additional-dir-relative", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("../outside",)),
     C("wd-glob-outside", "Glob", {"pattern": "*", "path": "{o}"}, "ask", "guard", OUT),
+    C("wd-glob-home-tilde", "Glob", {"pattern": "*", "path": "~"}, "ask", "guard", OUT),
     C("wd-glob-outside-dotdot", "Glob", {"pattern": "*", "path": "{p}/.."}, "ask", "guard", OUT),
     C("wd-glob-inside", "Glob", {"pattern": "*", "path": "{p}/src"}, "allow", "tool"),
     C("wd-grep-outside", "Grep", {"pattern": "x", "path": "{h}"}, "ask", "guard", OUT),

@@ -275,6 +275,7 @@ def test_every_command_that_writes_a_file_meets_the_edit_deny_rule(tmp_path, com
                                                                                   str(tmp_path))])
     decision = decide(policy, BASH, {"command": command})
     assert (decision.behavior, decision.rule) == ("deny", "Edit(./.env)"), decision
+    assert decision.final  # a deny rule's word is the last: no hook or answer lifts it
 
 
 @pytest.mark.parametrize("command", ["cp -t /etc notes", "mv --target-directory=/etc notes", "cp notes /etc/x"])
@@ -399,3 +400,11 @@ def test_a_copy_reads_its_sources_and_writes_only_its_target(tmp_path):
                         rules=[make_rule("Edit(./.env)", "deny", "s", str(tmp_path))])
     assert decide(policy, BASH, {"command": "cp .env backup.env"}).behavior == "allow"  # reading it may go on
     assert decide(policy, BASH, {"command": "cp backup.env .env"}).behavior == "deny"
+
+
+def test_the_approval_says_whether_the_command_would_run_in_the_sandbox(tmp_path):
+    policy = sandboxed_policy(tmp_path, excluded_commands=("docker *",))
+    assert decide(policy, BASH, {"command": "make"}).sandboxed is True
+    assert decide(policy, BASH, {"command": "docker ps"}).sandboxed is False
+    assert decide(policy, BASH, {"command": "make", "dangerouslyDisableSandbox": True}).sandboxed is False
+    assert decide(sandboxed_policy(tmp_path, available=False), BASH, {"command": "make"}).sandboxed is False
