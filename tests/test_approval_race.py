@@ -501,3 +501,17 @@ async def test_a_headless_run_takes_no_answer_but_its_hooks_while_one_runs(tmp_p
     assert client.results == [False] and client.seen  # it saw the request, and its answer did not count
     assert out.code == "hook_denied" and RAN == []
     assert broker.pending() == []
+
+
+@pytest.mark.parametrize("rewrite, why", [
+    ({"command": 5}, "command"),  # not the tool's input
+    ({"command": "make", "run_in_background": "yes please"}, "run_in_background"),
+])
+async def test_a_hook_rewrite_that_is_not_valid_input_is_refused_and_nothing_runs(tmp_path, rewrite, why):
+    env, rec, _ = setup(tmp_path, one("PermissionRequest", hook_answer("allow", updatedInput=rewrite)),
+                        interactive=False)
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    assert out.type == "ToolCallError" and RAN == []
+    (denied,) = resolved(rec)
+    assert (denied.decision, denied.decided_by) == ("deny", "hook")
+    assert denied.reason.startswith("The hook's rewritten input was rejected:") and why in denied.reason
