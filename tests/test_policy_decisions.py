@@ -15,13 +15,16 @@ from tui_app.runtime.permissions.decision import ModePolicy, PermissionDecision,
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.permissions.rules import RuleError, bash_matches, make_rule, parse_rule
 
-RULE_ALLOW = PermissionDecision("allow", "rule", "allow rule Bash(make)", rule="Bash(make)")
-RULE_ASK = PermissionDecision("ask", "rule", "ask rule Bash(git push *)", rule="Bash(git push *)")
-RULE_DENY = PermissionDecision("deny", "rule", "deny rule Bash(curl *)", rule="Bash(curl *)", final=True)
-MODE_ASK = PermissionDecision("ask", "mode", "Bash needs approval in default mode", suggested_rules=("Bash(make)",))
-TOOL_ASK = PermissionDecision("ask", "tool", "Deploy always asks")
-GUARD_FINAL = PermissionDecision("allow", "guard", "settings unreadable", final=True)
-MODE_DENY = PermissionDecision("deny", "mode", "Bash is not allowed in plan mode")  # not final
+# made inside each test (a default of PermissionDecision is what some of these rows check)
+RULE_ALLOW = lambda: PermissionDecision("allow", "rule", "allow rule Bash(make)", rule="Bash(make)")  # noqa: E731
+RULE_ASK = lambda: PermissionDecision("ask", "rule", "ask rule Bash(git push *)", rule="Bash(git push *)")  # noqa: E731
+RULE_DENY = lambda: PermissionDecision("deny", "rule", "deny rule Bash(curl *)", rule="Bash(curl *)",  # noqa: E731
+                                       final=True)
+MODE_ASK = lambda: PermissionDecision("ask", "mode", "Bash needs approval in default mode",  # noqa: E731
+                                      suggested_rules=("Bash(make)",))
+TOOL_ASK = lambda: PermissionDecision("ask", "tool", "Deploy always asks")  # noqa: E731
+GUARD_FINAL = lambda: PermissionDecision("allow", "guard", "settings unreadable", final=True)  # noqa: E731
+MODE_DENY = lambda: PermissionDecision("deny", "mode", "Bash is not allowed in plan mode")  # noqa: E731  not final
 
 
 @pytest.mark.parametrize("policy, hook, reason, spec, expect", [
@@ -47,8 +50,10 @@ MODE_DENY = PermissionDecision("deny", "mode", "Bash is not allowed in plan mode
 ])
 def test_a_hooks_word_folded_into_the_policys(policy, hook, reason, spec, expect):
     if policy is None:  # no hook spoke: the policy's decision stands, untouched
-        assert combine_with_hook(MODE_ASK, None, "", BASH) is MODE_ASK
+        asked = MODE_ASK()
+        assert combine_with_hook(asked, None, "", BASH) is asked
         return
+    policy = policy()
     got = combine_with_hook(policy, hook, reason, spec)
     assert (got.behavior, got.decided_by, got.reason) == expect
     if hook == "deny":
@@ -320,6 +325,10 @@ def test_rules_are_added_and_removed_per_settings_file(tmp_path):
     edit = {"file_path": str(home / "notes" / "a.md"), "old_string": "a", "new_string": "b"}
     assert decide(policy, EDIT, edit).behavior == "allow"
     assert decide(policy, EDIT, {**edit, "file_path": str(proj / "notes" / "a.md")}).behavior == "ask"
+    # so does one the rule editor writes into the user's file
+    policy.remove_rules("allow", [], "userSettings", replace_with=["Edit(/docs/**)"])
+    assert decide(policy, EDIT, {**edit, "file_path": str(home / "docs" / "a.md")}).behavior == "allow"
+    assert decide(policy, EDIT, {**edit, "file_path": str(proj / "docs" / "a.md")}).behavior == "ask"
 
 
 def test_a_session_started_in_a_subdirectory_suggests_rules_relative_to_the_project(tmp_path):
@@ -408,3 +417,15 @@ def test_the_approval_says_whether_the_command_would_run_in_the_sandbox(tmp_path
     assert decide(policy, BASH, {"command": "docker ps"}).sandboxed is False
     assert decide(policy, BASH, {"command": "make", "dangerouslyDisableSandbox": True}).sandboxed is False
     assert decide(sandboxed_policy(tmp_path, available=False), BASH, {"command": "make"}).sandboxed is False
+
+
+def test_a_sessions_home_is_the_users_home(tmp_path):
+    policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule("Read(~/.ssh/**)", "deny")])
+    assert decide(policy, READ, {"file_path": os.path.expanduser("~/.ssh/id_rsa")}).behavior == "deny"
+
+
+def test_the_sandboxs_network_follows_the_webfetch_domain_rules(tmp_path):
+    policy = RulePolicy(cwd=str(tmp_path), rules=[
+        make_rule("WebFetch(domain:pypi.org)", "allow"), make_rule("WebFetch(domain:evil.com)", "deny"),
+        make_rule("WebFetch", "ask"), make_rule("Bash(curl *)", "allow")])
+    assert policy.web_domains() == (["domain:pypi.org"], ["domain:evil.com"])

@@ -324,7 +324,9 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
     while queue or running:
         while queue and len(running) < workers:
             mutant, source, chosen = queue.pop(0)
-            chosen = _order(chosen, mutant, killers, infos, budget, kills)
+            # an import-time change reaches every user of the name: it gets a larger share
+            share = budget * 3 if budget is not None and mutant.import_time else budget
+            chosen = _order(chosen, mutant, killers, infos, share, kills)
             out = os.path.join(tmp, f"m{len(results) + len(running) + len(queue)}-{os.getpid()}-{time.time_ns()}")
             deadline = 3.0 + 4 * sum(infos[n].seconds for n in chosen)  # a mutant that loops or hangs
             pid = _fork(_child, mutant, source, [items[n] for n in chosen], out)
