@@ -317,15 +317,34 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
         if not chosen:
             results.append(Result(mutant, "uncovered"))
             continue
-        queue.append((mutant, source, chosen))
+        # an import-time change reaches every user of the name: it gets a larger share
+        share = budget * 3 if budget is not None and mutant.import_time else budget
+        queue.append((mutant, source, chosen, share))
+    total = len(queue)
+    first = progress if budget is None else (lambda d, t, r: r.status == "survived" or progress(d, t, r))
+    _run_queue(queue, results, items, infos, killers, kills, workers, tmp, first, total)
+    if budget is not None:
+        # a survivor of the budget gets five times as much: the killer may be a slower test
+        again = [r for r in results if r.status == "survived"]
+        if again:
+            print(f"mutate: {len(again)} survived their budget; again with five times as much", flush=True)
+            results[:] = [r for r in results if r.status != "survived"]
+            sources = {m.id: src for m, src in mutants}
+            queue = [(r.mutant, sources[r.mutant.id], select(r.mutant, infos, by_file, max_tests, uses,
+                                                              sources[r.mutant.id]),
+                      5 * (budget * 3 if r.mutant.import_time else budget)) for r in again]
+            _run_queue(queue, results, items, infos, killers, kills, workers, tmp, progress, len(queue))
+    return results
+
+
+def _run_queue(queue: list, results: list[Result], items: dict[str, pytest.Item], infos: dict[str, TestInfo],
+               killers: dict[tuple[str, str], list[str]], kills: dict[str, int], workers: int, tmp: str, progress,
+               total: int) -> None:
     running: dict[int, tuple[Mutant, str, list[str], float, float]] = {}
     done = 0
-    total = len(queue)
     while queue or running:
         while queue and len(running) < workers:
-            mutant, source, chosen = queue.pop(0)
-            # an import-time change reaches every user of the name: it gets a larger share
-            share = budget * 3 if budget is not None and mutant.import_time else budget
+            mutant, source, chosen, share = queue.pop(0)
             chosen = _order(chosen, mutant, killers, infos, share, kills)
             out = os.path.join(tmp, f"m{len(results) + len(running) + len(queue)}-{os.getpid()}-{time.time_ns()}")
             deadline = 3.0 + 4 * sum(infos[n].seconds for n in chosen)  # a mutant that loops or hangs
@@ -355,7 +374,6 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
             results.append(result)
             done += 1
             progress(done, total, result)
-    return results
 
 
 # ---- the plugin -------------------------------------------------------------------------------------
