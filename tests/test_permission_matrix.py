@@ -395,7 +395,7 @@ OTHER_CASES = [
       deny=["Deploy(prod*)"]),
     C("other-tool-specifier-not-text", "Deploy", {"target": ["prod"]}, "ask", "tool", deny=["Deploy(prod*)"]),
     C("always-ask-dontAsk", "Deploy", {"target": "prod"}, "deny", "mode", mode="dontAsk"),
-    C("user-interaction-in-plan", "AskUserQuestion", {}, "allow", "tool", mode="plan"),
+    C("user-interaction-in-plan", "AskUserQuestion", {}, "allow", "tool", "asks the user itself", mode="plan"),
     C("unknown-deny-guard-any-tool", "Read", "{p}/src/app.py", "ask", "guard", "could not be loaded",
       guards=(DenyGuard("bad.json", "line 3: not valid JSON"),)),
     C("unknown-deny-guard-readonly-bash", "Bash", "git status", "ask", "guard",

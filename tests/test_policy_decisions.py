@@ -429,3 +429,31 @@ def test_the_sandboxs_network_follows_the_webfetch_domain_rules(tmp_path):
         make_rule("WebFetch(domain:pypi.org)", "allow"), make_rule("WebFetch(domain:evil.com)", "deny"),
         make_rule("WebFetch", "ask"), make_rule("Bash(curl *)", "allow")])
     assert policy.web_domains() == (["domain:pypi.org"], ["domain:evil.com"])
+
+
+@pytest.mark.parametrize("settings, command, expect", [
+    ({}, "cat notes", ("allow", "tool")),  # read-only, and in the sandbox
+    ({"excluded_commands": ("cat *",)}, "cat notes", ("ask", "mode")),  # read-only, but on the host
+    ({"auto_allow": True}, "make x", ("allow", "tool")),  # autoAllowBashIfSandboxed
+    ({"auto_allow": False}, "make x", ("ask", "mode")),
+    ({"auto_allow": True, "excluded_commands": ("docker *",)}, "docker ps", ("ask", "mode")),
+    ({"available": False, "auto_allow": True}, "make x", ("ask", "mode")),  # no sandbox to trust
+])
+def test_what_the_sandbox_lets_run_unasked(tmp_path, settings, command, expect):
+    policy = sandboxed_policy(tmp_path, **settings)
+    policy.remove_rules("allow", ["Bash(make)"], "session")
+    decision = decide(policy, BASH, {"command": command})
+    assert (decision.behavior, decision.decided_by) == expect, decision
+
+
+def test_dangerously_disable_sandbox_means_nothing_without_a_sandbox(tmp_path):
+    policy = sandboxed_policy(tmp_path, available=False)
+    assert decide(policy, BASH, {"command": "make", "dangerouslyDisableSandbox": True}).behavior == "allow"
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "notaurl", "http://"])
+def test_a_fetch_without_a_host_asks_and_offers_no_rule(tmp_path, url):
+    from tests.perm_specs import WEBFETCH
+
+    decision = decide(RulePolicy(cwd=str(tmp_path)), WEBFETCH, {"url": url})
+    assert decision.behavior == "ask" and decision.suggested_rules == ()
