@@ -515,3 +515,11 @@ async def test_a_hook_rewrite_that_is_not_valid_input_is_refused_and_nothing_run
     (denied,) = resolved(rec)
     assert (denied.decision, denied.decided_by) == ("deny", "hook")
     assert denied.reason.startswith("The hook's rewritten input was rejected:") and why in denied.reason
+
+
+async def test_a_broker_made_without_saying_is_headless_and_denies(tmp_path):
+    """An embedding program that forgets to wire a client gets denials, never a silent allow."""
+    policy = RulePolicy(cwd=str(tmp_path))
+    env, _rec = make_env(BASH, policy=policy, broker=ApprovalBroker(), cwd=str(tmp_path))
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    assert out.code == "no_permission_client" and RAN == []
