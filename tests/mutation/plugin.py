@@ -4,7 +4,9 @@
    files: which lines of the permission room each test runs, and how long it takes. A test that
    fails here is left out (it would "kill" every mutant).
 2. Each mutant runs in a forked child of this process (the modules are imported once): the child
-   puts the mutant in (`apply`), then runs the tests that run the mutated lines — fastest first —
+   puts the mutant in (`apply`), then runs the tests that run the mutated lines — the likely
+   killers first, then the most focused — within a budget of measured seconds (five times that
+   for a mutant that survives the first) —
    and stops at the first failure. A child that outlives its deadline was stuck (a mutant that
    loops): killed. Mutants listed in `equivalent.txt` are not run.
 3. The report: every surviving mutant with where it is, then
@@ -14,6 +16,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import pickle
@@ -49,7 +52,7 @@ class Options:
     #: while working: keep each test module's measurement here, measured again when it or the
     #: targets change
     cache: Path | None = None
-    #: each mutant runs its tests (the likely killers first, then the fastest) until their measured
+    #: each mutant runs its tests (the likely killers first, then the most focused) until their measured
     #: time passes this many seconds; a mutant that survives them counts as surviving
     budget: float | None = 2.0
 
@@ -270,18 +273,20 @@ def select(mutant: Mutant, infos: dict[str, TestInfo], by_file: dict[str, list[s
         chosen = [i for i in infos.values() if i.passed and i.lines & used]
         if not chosen:
             chosen = [infos[n] for n in by_file.get(mutant.file, ())]
-    return [i.nodeid for i in sorted(chosen, key=lambda i: i.seconds)][:max_tests]
+    # the most focused tests first (those that run the fewest lines of the room: a table row about
+    # this very check, not a session that passes through it), the fastest among equals
+    return [i.nodeid for i in sorted(chosen, key=lambda i: (len(i.lines), i.seconds))][:max_tests]
 
 
 def _order(chosen: list[str], mutant: Mutant, killers: dict[tuple[str, str], list[str]],
            infos: dict[str, TestInfo], budget: float | None, kills: dict[str, int] | None = None) -> list[str]:
     """Tests that killed this function's (then this file's) other mutants first: they likely kill
-    this one; then a few that killed the most mutants anywhere; then the fastest; within the budget."""
+    this one; then a few that killed the most mutants anywhere; then the most focused; within the budget."""
     wanted = set(chosen)
     first: list[str] = []
     for key, most in (((mutant.file, mutant.qualname), 8), ((mutant.file, ""), 24)):
         first += [n for n in killers.get(key, ()) if n in wanted and n not in first][:most]
-    if kills:  # the best killers so far, then the fastest (`chosen` is fastest first)
+    if kills:  # the best killers so far, then the most focused (`chosen` comes in that order)
         top = sorted((n for n in chosen if n not in first and kills.get(n)), key=lambda n: -kills[n])
         first += top[:16]
     ordered = first + [n for n in chosen if n not in first]
@@ -395,6 +400,8 @@ class MutationPlugin:
         if options.limit:
             mutants = mutants[: options.limit]
         equivalents = read_equivalents()
+        for file in TARGETS:  # imported once here, so that every child can put a mutant into it
+            importlib.import_module(file.removesuffix(".py").replace("/", "."))
         items = {item.nodeid: item for item in session.items}
         say = print
         say(f"\nmutate: {len(mutants)} mutants in {len({m.file for m, _ in mutants})} files, {len(items)} tests, "
