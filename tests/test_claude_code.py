@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests import cc_kit
-from tests.cc_kit import cc_reply, cc_session, first, pid_alive, recorder, tool, tool_results, wait_for
+from tests.cc_kit import cc_reply, cc_session, first, pid_alive, recorder, sse, tool, tool_results, wait_for
+from tests.wire_server import Reply, anthropic_events
 from tui_app.headless.replay import replay
 from tui_app.runtime.catalog import list_sessions
 from tui_app.runtime.eventlog import read_events
@@ -386,3 +387,29 @@ def test_settings_can_make_claude_code_the_agent_and_a_named_model_still_means_v
     assert not wants_demo(build_parser().parse_args(["--cwd", str(project)]))  # not the demo: Claude Code
     scripted = build_session(SessionOptions(cwd=str(project), provider="scripted", persist=False))
     assert scripted.driver is None
+
+
+async def test_responses_that_share_a_message_id_stay_separate_steps(claude, project, server):
+    """A proxy in front of the API (or a test server) may give every response the same id. Each
+    response is still its own step: its streamed text must not run on into the one before it."""
+    def same_id(**kw):
+        events = anthropic_events(**kw)
+        events[0]["message"]["id"] = "msg_shared"
+        return Reply(pieces=sse(events))
+
+    notes = str(project / "notes.txt")
+    server.queue(same_id(text="Reading it.", tool_calls=[tool("toolu_r", "Read", file_path=notes)]),
+                 same_id(text="All read."))
+    session = cc_session(claude, project, interactive=True)
+    seen = recorder(session)
+    await session.start()
+    turn = await session.run_turn("Read the note.")
+    await session.close()
+    assert turn.reason == "completed"
+    streamed: dict[int, str] = {}
+    for event in seen:
+        if event.type == "AssistantTextDelta":
+            streamed[event.step] = streamed.get(event.step, "") + event.text
+    assert sorted(streamed.values()) == ["All read.", "Reading it."]
+    assert [e.type for e in seen if e.type in ("ModelStepStarted", "ModelStepEnded")] == [
+        "ModelStepStarted", "ModelStepEnded"] * 2

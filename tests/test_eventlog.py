@@ -29,6 +29,8 @@ SAMPLES = [
     ev.SessionEnded(reason="exit"),
     ev.PermissionModeChanged(mode="acceptEdits", previous="default"),
     ev.AgentConnected(agent="claude-code", version="2.1.332", agent_session_id="9b88", model="m", tools=["Bash"]),
+    ev.AgentModeChanged(agent="gemini", mode="default", modes=[ev.AgentMode(id="default", name="Ask first")]),
+    ev.AgentCommandsChanged(agent="gemini", commands=[ev.AgentCommand(name="init", description="d", hint="x")]),
     ev.SandboxStatus(status="unavailable", reason="bubblewrap is not installed", network=False),
     ev.WorkingDirectoriesChanged(directories=["/p", "/lib"], added=["/lib"]),
     ev.TurnStarted(turn_id="turn-1", prompt="fix it"),

@@ -355,3 +355,36 @@ async def test_a_daemon_socket_is_hidden_unless_allowed(canary_root, monkeypatch
         server.close()
     assert found.ran and found.sandboxed, found.describe()
     assert ("connected" in found.text()) == reachable, found.describe()
+
+
+async def test_commands_that_overlap_keep_each_others_placeholders(tmp_path):
+    """Read-only commands of one batch run at once. One command's bwrap makes the empty mount
+    points for protected paths that do not exist (`.vigil`, `.mcp.json` …); the next command's
+    layout sees them as existing and binds them. Removing them when the first command ends broke
+    the second one's sandbox ("Can't find source path …/.vigil")."""
+    import asyncio
+
+    from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy, SandboxSettings
+    from tui_app.runtime.permissions.working_dirs import WorkingDirs
+    from tui_app.tools.bash.sandbox import prepare
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("hello\n")
+    policy = SandboxPolicy(SandboxSettings(enabled=True), dirs=WorkingDirs(str(project)), home=str(tmp_path))
+
+    async def run(launch) -> tuple[int, str]:
+        process = await asyncio.create_subprocess_exec(
+            *launch.wrap(["bash", "-c", "cat notes.txt"]), env=launch.env, cwd=str(project),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        out, _ = await process.communicate()
+        return process.returncode, out.decode()
+
+    first = await prepare(policy, str(project), dict(os.environ), "cat notes.txt")
+    assert await run(first) == (0, "hello\n")
+    assert (project / ".vigil").is_dir()  # the first command's mount point, still there
+    second = await prepare(policy, str(project), dict(os.environ), "cat notes.txt")  # sees it
+    await first.close()
+    assert await run(second) == (0, "hello\n")
+    await second.close()
+    assert sorted(p.name for p in project.iterdir()) == ["notes.txt"]  # nothing left behind

@@ -235,3 +235,25 @@ async def test_sessions_lists_every_recorded_session_newest_first(home, tmp_path
 def test_sessions_with_none_recorded_says_where_it_looked(home, capsys):
     assert cli.main(["sessions"]) == 0
     assert capsys.readouterr().out.strip() == f"No recorded sessions in {home / 'sessions'}"
+
+
+async def test_a_close_cut_short_by_cancellation_still_ends_the_log(home, tmp_path):
+    """SIGTERM in a headless run cancels what is still closing (a tool's process group being
+    stopped); the log must still say the session ended, or `vigil sessions` shows it as crashed."""
+    class StuckService:
+        async def aclose(self) -> None:
+            await asyncio.Event().wait()  # never done: only a cancellation ends it
+
+    with LoopbackServer() as server:
+        server.queue(reply("anthropic", text="Hello."))
+        live = make_session("anthropic", server, str(tmp_path))
+        live.services["stuck"] = StuckService()
+        await live.start()
+        await live.run_turn("Hi.")
+        closing = asyncio.ensure_future(live.close())
+        await asyncio.sleep(0)  # close() is now waiting on the stuck service
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+    events = read_events(events_path(live.id)).events
+    assert events[-1].type == "SessionEnded"

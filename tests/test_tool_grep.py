@@ -377,9 +377,8 @@ async def test_timeout_kills_the_whole_rg_process_group(tmp_path: Path, monkeypa
     outcome = await call(quick, {"pattern": "x"}, tmp_path)
     assert isinstance(outcome, ToolCallError) and outcome.code == "timeout"
     shell, child = map(int, (await wait_for_file(pids)).split())
-    for _ in range(500):  # the group is killed by then; reaping may lag on a loaded machine (10 s at most)
-        if not alive(shell) and not alive(child):
-            break
+    deadline = time.monotonic() + 10  # the kernel takes a killed group away in its own time
+    while (alive(shell) or alive(child)) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert not alive(shell) and not alive(child)
 
@@ -394,6 +393,37 @@ async def test_cancelling_the_call_kills_rg(tmp_path: Path, monkeypatch: pytest.
     outcome = await task
     assert isinstance(outcome, ToolCallError) and outcome.code == "cancelled"
     deadline = time.monotonic() + 10  # the TERM, and the KILL after the grace, take their time on a busy machine
+    while (alive(shell) or alive(child)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert not alive(shell) and not alive(child)
+
+
+async def test_a_search_cancelled_while_rg_is_still_starting_leaves_no_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the cancellation can land after rg was forked but before asyncio has
+    connected its pipes; rg's whole group must still go (asyncio alone kills only the leader)."""
+    pids = tmp_path / "pids"
+    script = fake_rg(tmp_path, f"sleep 60 &\necho $$ $! > {pids}\nwait\n")
+    monkeypatch.setattr(grep_rg, "find_rg", lambda: script)
+    real_exec = asyncio.create_subprocess_exec
+    started = asyncio.Event()
+
+    async def slow_to_connect(*args, **kw):  # type: ignore[no-untyped-def]
+        process = await real_exec(*args, **kw)
+        await wait_for_file(pids)  # the group is running
+        started.set()
+        await asyncio.sleep(0.5)  # the pipes are still being connected when the cancel comes
+        return process
+
+    monkeypatch.setattr(grep_rg.asyncio, "create_subprocess_exec", slow_to_connect)
+    task = asyncio.ensure_future(call(GREP, {"pattern": "x"}, tmp_path))
+    await asyncio.wait_for(started.wait(), 30)
+    task.cancel()
+    outcome = await task
+    assert isinstance(outcome, ToolCallError) and outcome.code == "cancelled"
+    shell, child = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 10
     while (alive(shell) or alive(child)) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert not alive(shell) and not alive(child)

@@ -14,6 +14,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -52,6 +53,9 @@ class LoopbackServer:
         self.replies: list[Reply] = []
         self.requests: list[Captured] = []
         self.sent_at: dict[str, float] = {}
+        #: answers some requests on the side, by what they are (an agent's background title request)
+        self.aside: Callable[[Captured], Reply | None] | None = None
+        self.aside_requests: list[Captured] = []
         self._lock = threading.Lock()
         server = self
 
@@ -64,8 +68,14 @@ class LoopbackServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 body = self.rfile.read(length)
+                captured = Captured(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                aside = server.aside(captured) if server.aside is not None else None
+                if aside is not None:  # a request the test answers on the side (not queued, not recorded)
+                    server.aside_requests.append(captured)
+                    server._answer(self, aside)
+                    return
                 with server._lock:
-                    server.requests.append(Captured(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    server.requests.append(captured)
                     reply = server.replies.pop(0) if server.replies else Reply(
                         500, {"content-type": "application/json"},
                         [Piece(b'{"error": {"type": "test_error", "message": "no reply queued"}}')])

@@ -289,7 +289,7 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
         raise SetupError(f"no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
     chosen = options.script or options.provider or options.model or (settings or {}).get("provider")
     recorded = summarize(session_id, log)
-    if recorded.provider in EXTERNAL_AGENTS and options.agent is None:
+    if options.agent is None and (recorded.provider in EXTERNAL_AGENTS or is_acp_agent(recorded.provider, settings)):
         return replace(options, agent=recorded.provider)  # an external agent's session goes on with it
     if chosen or recorded.provider not in ("anthropic", "openai"):
         return options
@@ -307,8 +307,14 @@ def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | Non
         name = "vigil"  # a model named on the command line is for Vigil's own agent
     if name == "vigil":
         return None
-    if name not in EXTERNAL_AGENTS:
-        raise SetupError(f"unknown agent {name!r} (known: vigil, {', '.join(EXTERNAL_AGENTS)})")
+    if name not in EXTERNAL_AGENTS:  # an ACP agent: a preset on PATH or an `agents` entry of the settings
+        from tui_app.agents.acp.start import UnknownAgent, acp_driver
+
+        try:
+            return acp_driver(name, settings, command=options.agent_command, model=options.model or "",
+                              resume_id=recorded_agent_session(options.resume) if options.resume else None)
+        except UnknownAgent as exc:
+            raise SetupError(str(exc)) from None
     from tui_app.agents.claude_code.agent import ClaudeCodeAgent
     from tui_app.agents.claude_code.command import ClaudeCodeUnusable, check_claude
 
@@ -319,6 +325,19 @@ def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | Non
         raise SetupError(str(exc)) from None
     return ClaudeCodeAgent(command=path, model=options.model or "", version=version, max_turns=options.max_turns,
                            resume_id=recorded_agent_session(options.resume) if options.resume else None)
+
+
+def agent_names(settings: dict[str, Any]) -> list[str]:
+    """Every agent `--agent` takes here: Vigil's own, Claude Code's, and the ACP agents."""
+    from tui_app.agents.acp.setup import known_agents
+
+    return ["vigil", *EXTERNAL_AGENTS, *known_agents(settings)]
+
+
+def is_acp_agent(name: str, settings: dict[str, Any] | None) -> bool:
+    from tui_app.agents.acp.setup import catalog
+
+    return name in catalog(settings or {}).agents
 
 
 def recorded_agent_session(session_id: str) -> str | None:
@@ -341,7 +360,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         options = resume_target(options, values)
     driver = build_driver(options, values)
     model = build_model(options, values) if driver is None else None
-    if driver is not None:
+    if driver is not None and getattr(driver, "runs_claude_hooks", True):
         from dataclasses import replace
 
         from tui_app.agents.claude_code.settings import vigil_only_hooks
@@ -364,6 +383,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     session.services.update(build_services(options, session.id))
     # the settings screen shows where each setting comes from, and saves to these files
     session.services.update({"settings": loaded, "session_options": options})
+    session.services["agent_names"] = agent_names(values)  # the palette offers a new session with each
     session.services["sandbox"] = sandbox
     readable_artifacts(policy, session)
     recorded = None

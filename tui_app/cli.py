@@ -92,8 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", default=None, metavar="DIR", help="working directory (default: current)")
     parser.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model steps")
     parser.add_argument("--resume", metavar="ID", help="continue a recorded session")
-    parser.add_argument("--agent", choices=["vigil", "claude-code"], default=None,
-                        help="the agent to supervise: Vigil's own (default) or your Claude Code CLI")
+    parser.add_argument("--agent", default=None, metavar="NAME",
+                        help="the agent to supervise: vigil (its own, the default), claude-code (your Claude Code "
+                             "CLI), or an ACP agent: a preset on PATH (claude, codex, gemini, opencode, copilot) or "
+                             "an entry of the settings' `agents`")
     parser.add_argument("--agent-command", metavar="PATH", help="the external agent's executable (default: on PATH)")
     parser.add_argument("--demo", action="store_true",
                         help="the bundled demo on a fresh sample project (headless with --output-format)")
@@ -272,6 +274,10 @@ def run_tui(args: argparse.Namespace, demo: bool) -> int:
             close = getattr(app, "close_runtime", None)  # a read-only replay has no runtime
             if close is not None:
                 close()  # whatever ended the app, no child process outlives it
+        agent = getattr(app, "agent_request", None)
+        if agent:  # the palette's "Agent: NAME": a new session in the same directory
+            args.agent, args.resume, demo = agent, None, False
+            continue
         target = getattr(app, "resume_request", None)
         if not target:
             return code or 0
@@ -337,7 +343,12 @@ def run_replay(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return dispatch(argv)
+        code = dispatch(argv)
+        # a reader that left early is found here, not in the interpreter's flush at exit (which
+        # would print "Exception ignored … BrokenPipeError" on stderr)
+        with contextlib.suppress(ValueError):  # stdout already closed
+            sys.stdout.flush()
+        return code
     except BrokenPipeError:  # `vigil sessions | head -2`: the reader has what it wanted
         from tui_app.headless.terminal import EXIT_OUTPUT_CLOSED, silence_stdout
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tui_app.runtime.display import FileDiffDisplay
+from tui_app.runtime.display import FileDiffDisplay, FileDiffsDisplay
 from tui_app.runtime.events import PermissionRequested
 from widgets.diff.model import describe_change
 from widgets.text.formatting import plural, short_hash, tilde
@@ -45,6 +45,11 @@ def describe_action(request: PermissionRequested, cwd: str | None = None) -> str
             verb = "Overwrite"
         change = describe_change(display.added, display.removed, display.operation)
         return f"{verb} {one_line(relative(display.path, cwd))}: {change}"
+    if isinstance(display, FileDiffsDisplay) and display.files:
+        names = ", ".join(one_line(relative(f.path, cwd), 60) for f in display.files[:4])
+        more = f" and {len(display.files) - 4} more" if len(display.files) > 4 else ""
+        return (f"Change {plural(len(display.files), 'file')}: {names}{more} "
+                f"(+{display.added} −{display.removed})")
     command = data.get("command")
     if isinstance(command, str):
         lines = command.strip("\n").split("\n")

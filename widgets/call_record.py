@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.runtime.display import BashOutputDisplay, FileDiffDisplay
+from tui_app.runtime.display import BashOutputDisplay, FileDiffDisplay, FileDiffsDisplay
 from tui_app.runtime.events import (
     FileChangedExternally,
     HookRun,
@@ -76,10 +76,10 @@ class CallRecord:
         return None
 
     @property
-    def diff(self) -> FileDiffDisplay | None:
+    def diff(self) -> FileDiffDisplay | FileDiffsDisplay | None:
         for display in (self.outcome.display if self.outcome else None,
                         self.permission.preview_display if self.permission else None):
-            if isinstance(display, FileDiffDisplay):
+            if isinstance(display, FileDiffDisplay | FileDiffsDisplay):
                 return display
         return None
 

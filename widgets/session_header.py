@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from tui_app.runtime.events import (
     AgentConnected,
+    AgentModeChanged,
     ModelStepEnded,
     PermissionModeChanged,
     PermissionRequested,
@@ -58,6 +59,8 @@ class HeaderState:
     model: str = ""
     #: the external agent supervised (shown before its model), "" for Vigil's own
     agent: str = ""
+    #: the name of the agent's own mode (ACP agents), "" when it has none
+    agent_mode: str = ""
     mode: str = "default"
     cwd: str = ""
     input_tokens: int = 0
@@ -85,6 +88,8 @@ class HeaderState:
             self.mode = event.mode
         elif isinstance(event, AgentConnected):
             self.agent, self.model = event.agent, event.model or self.model
+        elif isinstance(event, AgentModeChanged):
+            self.agent_mode = next((m.name for m in event.modes if m.id == event.mode), "") or event.mode
         elif isinstance(event, SandboxStatus):
             self.sandbox = event.status
         elif isinstance(event, ModelStepEnded):
@@ -121,6 +126,8 @@ class HeaderState:
             parts += [(one_line(self.agent, 20), "bold $text-accent"), (" ", "")]
         parts += [(one_line(self.model or ("?" if not self.agent else "its default model"), 40), "bold"), sep,
                   ("mode ", "$foreground 60%"), (self.mode, MODE_STYLES.get(self.mode, "bold")), sep]
+        if self.agent_mode:  # the agent's own mode decides what it asks Vigil at all
+            parts[-1:-1] = [(" · agent ", "$foreground 60%"), (one_line(self.agent_mode, 30), "bold")]
         if self.sandbox in SANDBOX_LABELS:
             parts += [SANDBOX_LABELS[self.sandbox], sep]
         if self.ended:

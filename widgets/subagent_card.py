@@ -55,8 +55,9 @@ class SubagentProgress:
     def apply(self, event: Any) -> bool:
         """Fold in one of the subagent's events; True when the card changed."""
         kind = event.type
-        if kind == "ModelStepStarted":
+        if kind == "ModelStepStarted":  # the calls before it are done: the subagent thinks again
             self.steps += 1
+            self.current, self.waiting = "", False
         elif kind == "ToolCallRequested":
             self.calls += 1
             self._names[event.call_id or ""] = f"{event.name} {target_of_input(event.input)}".strip()

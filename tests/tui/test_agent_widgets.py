@@ -3,6 +3,8 @@ call (and folded), one chat card per subagent, the compaction divider."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace as Ev
+
 from textual.app import App, ComposeResult
 
 from tests.tui.agent_data import SUMMARY, compaction_events, subagent_events
@@ -10,7 +12,7 @@ from tests.tui.helpers import screen_lines, screen_text
 from tests.tui.session_data import CWD, T0
 from widgets.chat import ChatView
 from widgets.compaction_divider import CompactionDivider
-from widgets.subagent_card import SubagentCard, fold_subagents
+from widgets.subagent_card import SubagentCard, SubagentProgress, fold_subagents
 from widgets.tool_table import ToolTable
 
 
@@ -140,3 +142,12 @@ async def test_the_compaction_divider_opens_its_summary_on_enter():
         assert "Fix add() and run the tests" in text and "Now make double() handle strings" in text
         await pilot.press("enter")
         assert "changed `return a - b`" not in screen_text(app)
+
+
+def test_a_card_says_thinking_once_its_calls_are_done_and_the_next_step_began():
+    progress = SubagentProgress("agent-1", "toolu_a", "Explore", "find callers")
+    progress.apply(Ev(type="ModelStepStarted"))
+    progress.apply(Ev(type="ToolCallRequested", call_id="c1", name="Grep", input={"pattern": "add\\("}))
+    assert progress.current == "Grep add\\("  # "running: Grep add\("
+    progress.apply(Ev(type="ModelStepStarted"))  # the Grep's result is in: the subagent thinks again
+    assert progress.current == "" and not progress.waiting

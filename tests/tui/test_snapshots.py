@@ -94,3 +94,29 @@ def test_main_screen_mid_session(snap_compare):
 
 def test_main_screen_mid_session_small_terminal(snap_compare):
     assert snap_compare(MainScreenApp(), terminal_size=(100, 30), run_before=_settle)
+
+
+def test_approval_dialog_of_an_acp_agents_edit_of_two_files(snap_compare):
+    from tests.tui.session_data import CWD
+    from tui_app.runtime.display import FileDiffsDisplay
+    from tui_app.runtime.events import PermissionRequested
+    from tui_app.runtime.files.diffing import file_diff_display
+
+    files = FileDiffsDisplay(files=[
+        file_diff_display(f"{CWD}/calc/core.py", "def add(a, b):\n    return a - b\n",
+                          "def add(a, b):\n    return a + b\n"),
+        file_diff_display(f"{CWD}/README.md", "# calc\n", "# calc\n\nAdds numbers correctly.\n")])
+    request = PermissionRequested(
+        call_id="c1", turn_id="t1", session_id="s-demo", ts=T0, request_id="perm-3", tool="Edit",
+        input={"file_paths": [f"{CWD}/calc/core.py", f"{CWD}/README.md"], "description": "Fix add"},
+        input_sha256="0d1c2b3a4f5e6d7c8b9a", summary="Edit 2 files (+3 -1)", reason="gemini asks",
+        decided_by="agent", risk="medium", side_effect_scope="workspace", preview_kind="diff",
+        preview_display=files, suggested_rules=["Edit(calc/core.py)", "Edit(README.md)"])
+
+    async def open_dialog(pilot):
+        pilot.app.open_dialog()
+        await pilot.pause()
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+
+    assert snap_compare(DialogApp(request, ring_bell=False), terminal_size=(110, 32), run_before=open_dialog)

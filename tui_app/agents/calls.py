@@ -130,9 +130,11 @@ class CallBook:
             self.session.emit(PermissionResolved(turn_id=self.turn_id, call_id=call_id, decision="deny",
                                                  decided_by="agent", reason=reason))
 
-    def start(self, call_id: str, data: Any = None, agent_decision: str | None = None) -> None:
+    def start(self, call_id: str, data: Any = None, agent_decision: str | None = None,
+              target: str | None = None) -> None:
         """The call runs now. `agent_decision` says how the agent decided by itself (shown when
-        Vigil was not the one that allowed it)."""
+        Vigil was not the one that allowed it); `target` is the table's one line for it when the
+        agent's words say it better than Vigil's spec of a tool by that name."""
         call = self.calls.get(call_id)
         if call is None or call.started_at is not None or call.settled:
             return
@@ -147,9 +149,9 @@ class CallBook:
         data = call.input if isinstance(call.input, dict) else {}
         try:
             flags = spec.flags_of(data) if spec is not None else UNKNOWN_FLAGS
-            target = spec.target(data) if spec is not None else ""
+            target = target or (spec.target(data) if spec is not None else "")
         except Exception:
-            flags, target = UNKNOWN_FLAGS, ""
+            flags, target = UNKNOWN_FLAGS, target or ""
         self.session.emit(ToolCallStarted(turn_id=self.turn_id, call_id=call_id, tool=call.name, input=data,
                                           target=target, flags=flags))
 

@@ -155,16 +155,23 @@ class Gate:
 
     # ---- the agent asks ---------------------------------------------------------------------
 
-    async def ask(self, turn_id: str | None, call_id: str, name: str, data: Any, agent_reason: str = "") -> Verdict:
-        """Raises CancelledError when the question is withdrawn (the dialog closes by itself)."""
+    def judge(self, turn_id: str | None, call_id: str, name: str, data: Any) -> tuple[CallState, PermissionDecision]:
+        """Vigil's policy on one call (with what Vigil's PreToolUse hooks said at `screen`)."""
         state, problem = self._state(turn_id, call_id, name, data)
         hook_word, hook_reason = self._hook_words.pop(call_id, (None, ""))
+        if problem is not None:
+            return state, PermissionDecision("ask", "guard", f"Vigil cannot check this call's input ({problem})")
+        return state, self._decide(state, hook_word, hook_reason)
+
+    def resolved(self, state: CallState, decision: PermissionDecision) -> None:
+        """Say in the log how Vigil decided without asking."""
+        self._resolved(state, decision)
+
+    async def ask(self, turn_id: str | None, call_id: str, name: str, data: Any, agent_reason: str = "") -> Verdict:
+        """Raises CancelledError when the question is withdrawn (the dialog closes by itself)."""
+        state, decision = self.judge(turn_id, call_id, name, data)
         spec = state.spec
         assert spec is not None
-        if problem is not None:
-            decision = PermissionDecision("ask", "guard", f"Vigil cannot check this call's input ({problem})")
-        else:
-            decision = self._decide(state, hook_word, hook_reason)
         if decision.behavior == "deny":
             self._resolved(state, decision)
             return Verdict("deny", decision.reason or f"Permission to use {name} denied")

@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
 
 from tui_app.app.screens.info import memory_lines
 from tui_app.app.screens.main import MODES, TABLE_FILTERS, MainScreen
@@ -52,6 +53,26 @@ MODE_HELP = {
 }
 
 
+def agent_commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
+    """The agent's own modes (ACP), and a new session with each agent Vigil can run."""
+    found: list[tuple[str, Callable[[], Any], str]] = []
+    offered = main.agent_modes
+    if offered is not None:
+        for mode in offered.modes:
+            found.append((f"{offered.agent} mode: {mode.name}", partial(main.set_agent_mode, mode.id),
+                          mode.description or "the agent's own mode (shift+tab walks them)"))
+    controls = main.controls
+    names = controls.service("agent_names") if controls is not None and hasattr(controls, "service") else None
+    request = getattr(main.app, "request_agent", None)
+    if names and request is not None:
+        current = main.header.state.agent or "vigil"
+        for name in names:
+            if name != current:
+                found.append((f"Agent: {name}", partial(request, name),
+                              f"close this session and start a new one supervising {name}"))
+    return found
+
+
 def main_screen(provider: Provider) -> MainScreen | None:
     """The main screen (live or a replay) when the palette was opened on it. Over a dialog or
     another screen these commands would act on what is hidden behind it, so only Textual's own
@@ -72,6 +93,7 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
                       "a working directory more: reads and writes there do not ask about where they are"))
         found += [(f"/{name}: {label}", partial(run_slash, main, f"/{name}"), help_text)
                   for name, label, help_text in SLASH_PALETTE]
+        found += agent_commands(main)
     replay = getattr(main, "timeline_commands", None)
     if replay is not None:
         found += replay()
@@ -111,12 +133,15 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
 
 
 class VigilCommands(Provider):
+    """Entries may carry an agent's words (its mode names): shown as plain text, never as markup
+    (Textual's palette parses a str prompt or help as markup)."""
+
     async def discover(self) -> Hits:
         main = main_screen(self)
         if main is None:
             return
         for name, callback, help_text in commands(main):
-            yield DiscoveryHit(name, callback, help=help_text or None)
+            yield DiscoveryHit(Content(name), callback, text=name, help=Content(help_text) if help_text else None)
 
     async def search(self, query: str) -> Hits:
         main = main_screen(self)
@@ -126,4 +151,16 @@ class VigilCommands(Provider):
         for name, callback, help_text in commands(main):
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text or None)
+                yield Hit(score, plain_highlight(matcher, name), callback, text=name,
+                          help=Content(help_text) if help_text else None)
+
+
+def plain_highlight(matcher: Any, name: str) -> Content:
+    """The matcher's highlight of `name`, on the plain text (its own parses markup)."""
+    content = Content(name)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, name)
+    if score:
+        for offset in offsets:
+            if not name[offset].isspace():
+                content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content

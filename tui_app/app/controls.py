@@ -137,6 +137,11 @@ class LiveControls:
 
         return self.runner.call(change())
 
+    def select_agent_mode(self, mode_id: str) -> Future[Any] | None:
+        """shift+tab with an external agent that has modes of its own (ACP): switch the agent's."""
+        select = getattr(self.session.driver, "select_mode", None)
+        return self.runner.call(select(mode_id)) if select is not None else None
+
     def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> bool:
         return self.session.broker.answer(request_id, answer)
 

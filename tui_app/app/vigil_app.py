@@ -78,6 +78,8 @@ class VigilApp(App[int]):
         self.closed = False
         #: /resume: the session to open when this app has closed (the CLI opens it)
         self.resume_request: str | None = None
+        #: the palette's "Agent: NAME": a new session with that agent when this app has closed
+        self.agent_request: str | None = None
         self._pumping = False
         #: set once the app runs: a wake before that has nothing to show yet
         self._app_loop: asyncio.AbstractEventLoop | None = None
@@ -232,6 +234,11 @@ class VigilApp(App[int]):
     def request_resume(self, session_id: str) -> None:
         """/resume: this session closes (every child process stopped), then the other one opens."""
         self.resume_request = session_id
+        self.run_worker(self.action_quit(), group="resume")
+
+    def request_agent(self, name: str) -> None:
+        """This session closes (every child process stopped), then a new one opens with `name`."""
+        self.agent_request = name
         self.run_worker(self.action_quit(), group="resume")
 
     def close_runtime(self) -> None:

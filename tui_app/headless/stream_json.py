@@ -91,6 +91,9 @@ def tool_use_result(event: ToolCallResult | ToolCallError) -> Any:
     if display.kind == "file_diff":
         return {"filePath": display.path, "type": display.operation,
                 "structuredPatch": [h.model_dump() for h in display.hunks]}
+    if display.kind == "file_diffs":
+        return {"files": [{"filePath": f.path, "type": f.operation,
+                           "structuredPatch": [h.model_dump() for h in f.hunks]} for f in display.files]}
     if display.kind == "todo_list":
         return {"newTodos": [t.model_dump() for t in display.todos]}
     return None

@@ -90,6 +90,7 @@ async def approve(state: CallState, decision: PermissionDecision, with_hooks: bo
                                     wait_ms=int((time.perf_counter() - waited) * 1000)))
         raise
     state.wait_ms += int((time.perf_counter() - waited) * 1000)
+    state.answer = answer
     await settle_answer(state, request, answer)
 
 

@@ -77,6 +77,8 @@ class CallState:
     started: bool = False
     ctx: ToolContext | None = None
     timeout: ResolvedTimeout | None = None
+    #: the approval's answer, when the call was asked about (a driver reads how it was given)
+    answer: Any = None
     #: what the permission decision said about the sandbox (Bash)
     sandboxed: bool | None = None
     #: (input, its parsed model) from validation

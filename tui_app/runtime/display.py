@@ -39,6 +39,22 @@ class FileDiffDisplay(_Display):
     new_text: str | None = None
 
 
+class FileDiffsDisplay(_Display):
+    """Several files one call changes (an ACP agent's multi-file edit), each with its own diff;
+    the viewer navigates hunks across all of them."""
+
+    kind: Literal["file_diffs"] = "file_diffs"
+    files: list[FileDiffDisplay] = Field(default_factory=list)
+
+    @property
+    def added(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def removed(self) -> int:
+        return sum(f.removed for f in self.files)
+
+
 class OutputSegment(_Display):
     stream: Literal["stdout", "stderr"]
     text: str
@@ -98,6 +114,7 @@ class ErrorDisplay(_Display):
 
 
 Display = Annotated[
-    FileDiffDisplay | BashOutputDisplay | TextDisplay | TodoListDisplay | McpDisplay | ErrorDisplay,
+    FileDiffDisplay | FileDiffsDisplay | BashOutputDisplay | TextDisplay | TodoListDisplay | McpDisplay
+    | ErrorDisplay,
     Field(discriminator="kind"),
 ]

@@ -117,6 +117,42 @@ class AgentConnected(_Event):
     pid: int | None = None
 
 
+class AgentMode(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str = ""
+    description: str = ""
+
+
+class AgentModeChanged(_Event):
+    """An external agent's own mode (ACP session modes): the one it is in now and the ones it
+    offers (shift+tab walks them). Vigil's permission mode is PermissionModeChanged."""
+
+    type: Literal["AgentModeChanged"] = "AgentModeChanged"
+    agent: str
+    mode: str
+    modes: list[AgentMode] = Field(default_factory=list)
+
+
+class AgentCommand(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    #: what to type after the name, when the command takes input
+    hint: str = ""
+
+
+class AgentCommandsChanged(_Event):
+    """The slash commands an external agent offers now (the prompt box completes them; the
+    text goes to the agent as typed)."""
+
+    type: Literal["AgentCommandsChanged"] = "AgentCommandsChanged"
+    agent: str
+    commands: list[AgentCommand] = Field(default_factory=list)
+
+
 class SandboxStatus(_Event):
     """Whether Bash commands run in a sandbox in this session ("off": settings turned it off;
     "unavailable": bubblewrap cannot run here). The header says so when they do not."""
@@ -463,7 +499,7 @@ class PlanApprovalAsked(_Event):
 
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
-    | AgentConnected | SandboxStatus | WorkingDirectoriesChanged
+    | AgentConnected | AgentModeChanged | AgentCommandsChanged | SandboxStatus | WorkingDirectoriesChanged
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun

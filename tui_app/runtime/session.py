@@ -283,12 +283,14 @@ class Session:
 
     async def close(self, reason: str = "exit") -> None:
         closers = [s for s in (*self.services.values(), self.model, self.driver) if hasattr(s, "aclose")]
-        for service in closers:
-            try:
-                await service.aclose()
-            except Exception as exc:
-                self.emit(Warning(code="service_close_failed", message=str(exc)))
+        # the log ends with SessionEnded even when a signal or a cancellation cuts the closing
+        # short (a service still stopping its processes: the reaper ends what is left)
         try:
+            for service in closers:
+                try:
+                    await service.aclose()
+                except Exception as exc:
+                    self.emit(Warning(code="service_close_failed", message=str(exc)))
             await self.hooks.session_end(self.hook_session_info(), reason)
         finally:
             self.emit(SessionEnded(reason=reason))

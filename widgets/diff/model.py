@@ -14,10 +14,11 @@ from typing import Literal
 
 from tui_app.runtime.display import FileDiffDisplay
 from tui_app.runtime.files.diffing import structured_patch
-from widgets.text.formatting import plural
+from widgets.text.formatting import plural, short_path
 from widgets.text.untrusted import clean
 
-LineKind = Literal["hunk", "context", "removed", "added", "note"]
+#: "file": the header of one file in a diff of several
+LineKind = Literal["hunk", "context", "removed", "added", "note", "file"]
 _WORD = re.compile(r"\w+|\s+|[^\w\s]")
 #: word emphasis is skipped on lines longer than this (SequenceMatcher is quadratic)
 MAX_WORD_DIFF_CHARS = 2000
@@ -34,6 +35,22 @@ class DiffLine:
     src: int = -1
     #: for a removed/added line that replaces another: the index (in `lines`) of its partner
     pair: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileSection:
+    """Where one file's part starts in a diff of several files."""
+
+    path: str
+    operation: str
+    added: int
+    removed: int
+    #: index in `lines` of its header, index in `hunk_starts` of its first hunk
+    header: int
+    first_hunk: int
+    #: where its lines start in the old and new sources (highlighted with its own language)
+    old_src: int
+    new_src: int
 
 
 @dataclass
@@ -53,6 +70,16 @@ class DiffModel:
     max_line_no: int = 0
     #: row index, in `split_rows`, of each hunk header
     split_hunk_rows: list[int] = field(default_factory=list)
+    #: a diff of several files: each one's part (empty for one file)
+    sections: list[FileSection] = field(default_factory=list)
+
+    def section_of_hunk(self, hunk: int) -> tuple[int, FileSection] | None:
+        """The file hunk number `hunk` belongs to (a file with no hunks never has the current one)."""
+        found = (0, self.sections[0]) if self.sections else None
+        for number, section in enumerate(self.sections):
+            if section.first_hunk <= hunk:
+                found = (number, section)
+        return found
 
     def finish(self) -> DiffModel:
         """Compute what rendering asks for on every line, once."""
@@ -100,6 +127,35 @@ def build_diff(display: FileDiffDisplay, context: int = 3) -> DiffModel:
     if not hunks:
         model.split_rows.append((len(model.lines), len(model.lines)))
         model.lines.append(DiffLine("note", "(no changes)", 0))
+    return model.finish()
+
+
+def build_diffs(displays: list[FileDiffDisplay], context: int = 3, cwd: str | None = None) -> DiffModel:
+    """One model for several files: each file's header, then its hunks; hunks are numbered
+    across the files, so hunk navigation walks all of them."""
+    model = DiffModel(path=displays[0].path if displays else "", operation="update")
+    for display in displays:
+        part = build_diff(display, context)
+        header = len(model.lines)
+        model.split_rows.append((header, header))
+        text = f"{short_path(display.path, cwd)} ({display.operation})  +{part.added} −{part.removed}"
+        model.lines.append(DiffLine("file", text, -1))
+        base_line, base_hunk = len(model.lines), len(model.hunk_starts)
+        base_old, base_new = len(model.old_source), len(model.new_source)
+        model.sections.append(FileSection(display.path, display.operation, part.added, part.removed, header,
+                                          base_hunk, base_old, base_new))
+        for line in part.lines:
+            src = line.src + (base_old if line.kind == "removed" else base_new) if line.src >= 0 else -1
+            model.lines.append(DiffLine(line.kind, line.text, line.hunk + base_hunk if line.kind != "note" else -1,
+                                        line.old_no, line.new_no, src,
+                                        line.pair + base_line if line.pair is not None else None))
+        model.hunk_starts += [h + base_line for h in part.hunk_starts]
+        model.split_rows += [(left + base_line if left is not None else None,
+                              right + base_line if right is not None else None) for left, right in part.split_rows]
+        model.old_source += part.old_source
+        model.new_source += part.new_source
+        model.added += part.added
+        model.removed += part.removed
     return model.finish()
 
 

@@ -1,6 +1,7 @@
-"""Our diff viewer for a FileDiffDisplay: unified or side-by-side, syntax highlighted, word-level
-emphasis on replaced lines, hunk navigation, line numbers. Line API, so a 10,000-line diff
-scrolls like a short one; building and highlighting a big diff runs in a thread worker.
+"""Our diff viewer for a FileDiffDisplay (or a FileDiffsDisplay: several files, each under its
+own header, hunks navigated across all of them): unified or side-by-side, syntax highlighted,
+word-level emphasis on replaced lines, hunk navigation, line numbers. Line API, so a 10,000-line
+diff scrolls like a short one; building and highlighting a big diff runs in a thread worker.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
 
-from tui_app.runtime.display import FileDiffDisplay
+from tui_app.runtime.display import FileDiffDisplay, FileDiffsDisplay
 from widgets.diff.highlighting import highlight_lines, language_for
-from widgets.diff.model import DiffLine, DiffModel, build_diff, changed_spans, describe_change
+from widgets.diff.model import DiffLine, DiffModel, build_diff, build_diffs, changed_spans, describe_change
 from widgets.text.formatting import short_path
 from widgets.text.line_render import content_segments, fit, load_css
 from widgets.text.untrusted import one_line
@@ -40,7 +41,9 @@ FIRST_SCREEN_S = 0.05
 HEADER_HEIGHT = 1
 #: rendered lines kept; a Strip is heavy for the garbage collector, and only a screenful is shown
 STRIP_CACHE = 512
-SIGNS = {"removed": "-", "added": "+", "context": " ", "hunk": "", "note": ""}
+SIGNS = {"removed": "-", "added": "+", "context": " ", "hunk": "", "note": "", "file": ""}
+#: lines drawn across the whole width (no gutter, no sign)
+BANNERS = ("hunk", "note", "file")
 
 
 class DiffView(ScrollView, can_focus=True):
@@ -73,8 +76,8 @@ class DiffView(ScrollView, can_focus=True):
         def control(self) -> DiffView:
             return self.diff_view
 
-    def __init__(self, display: FileDiffDisplay | None = None, *, split: bool = False, letter_keys: bool = True,
-                 cwd: str | None = None, name: str | None = None, id: str | None = None,
+    def __init__(self, display: FileDiffDisplay | FileDiffsDisplay | None = None, *, split: bool = False,
+                 letter_keys: bool = True, cwd: str | None = None, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.cwd = cwd
@@ -97,11 +100,12 @@ class DiffView(ScrollView, can_focus=True):
 
     # ---- loading ----------------------------------------------------------------------------
 
-    def load(self, display: FileDiffDisplay, *, background: bool | None = None) -> None:
+    def load(self, display: FileDiffDisplay | FileDiffsDisplay, *, background: bool | None = None) -> None:
         """Show `display`. Small diffs are ready at once; big ones are built in a thread and show
         "preparing" until then (`background` forces either way)."""
         self._generation += 1
-        size = len(display.old_text or "") + len(display.new_text or "")
+        files = display.files if isinstance(display, FileDiffsDisplay) else [display]
+        size = sum(len(f.old_text or "") + len(f.new_text or "") for f in files)
         if background is None:
             background = size > SYNC_CHARS
         self.model = None
@@ -109,21 +113,20 @@ class DiffView(ScrollView, can_focus=True):
         self._cache.clear()
         self.current_hunk = 0
         if background:
-            self.loading_text = f"preparing the diff of {one_line(display.path)} …"
+            what = one_line(files[0].path) if len(files) == 1 else f"{len(files)} files"
+            self.loading_text = f"preparing the diff of {what} …"
             self._update_size()
             self.refresh()
             self._build_in_thread(display, self._generation)
             return
-        model = build_diff(display)
+        model = _model_of(display, self.cwd)
         if len(model.old_source) + len(model.new_source) > SYNC_ROWS:
             # shown at once, the rows on screen highlighted first; the rest follows from a thread
             # that lets that first screen be drawn before it starts (it competes for the GIL)
             self._set_model(self._generation, model, None, None)
-            self._highlight_in_thread(model, display.path, self._generation, delay=FIRST_SCREEN_S)
+            self._highlight_in_thread(model, self._generation, delay=FIRST_SCREEN_S)
             return
-        language = language_for(display.path)
-        self._set_model(self._generation, model, highlight_lines(model.old_source, language),
-                        highlight_lines(model.new_source, language))
+        self._set_model(self._generation, model, *highlight_model(model))
 
     def clear(self, message: str = "") -> None:
         """No diff; `message` says why (shown where the diff would be)."""
@@ -136,24 +139,21 @@ class DiffView(ScrollView, can_focus=True):
         self.refresh()
 
     @work(thread=True, exclusive=True, group="diff-build")
-    def _build_in_thread(self, display: FileDiffDisplay, generation: int) -> None:
-        model = build_diff(display)
-        highlight_lines(["x = 1"], language_for(display.path))  # the lexer's first use is slow: not on the UI thread
+    def _build_in_thread(self, display: FileDiffDisplay | FileDiffsDisplay, generation: int) -> None:
+        model = _model_of(display, self.cwd)
+        highlight_lines(["x = 1"], language_for(model.path))  # the lexer's first use is slow: not on the UI thread
         self.app.call_from_thread(self._set_model, generation, model, None, None)
         time.sleep(FIRST_SCREEN_S)  # the first screen (highlighted on its own) is drawn before the whole is
-        self._highlight(model, display.path, generation)
+        self._highlight(model, generation)
 
     @work(thread=True, exclusive=True, group="diff-build")
-    def _highlight_in_thread(self, model: DiffModel, path: str, generation: int, delay: float = 0.0) -> None:
+    def _highlight_in_thread(self, model: DiffModel, generation: int, delay: float = 0.0) -> None:
         if delay:
             time.sleep(delay)
-        self._highlight(model, path, generation)
+        self._highlight(model, generation)
 
-    def _highlight(self, model: DiffModel, path: str, generation: int) -> None:
-        language = language_for(path)
-        old_hl = highlight_lines(model.old_source, language)
-        new_hl = highlight_lines(model.new_source, language)
-        self.app.call_from_thread(self._set_model, generation, model, old_hl, new_hl)
+    def _highlight(self, model: DiffModel, generation: int) -> None:
+        self.app.call_from_thread(self._set_model, generation, model, *highlight_model(model))
 
     def _set_model(self, generation: int, model: DiffModel, old_hl: list[Content] | None,
                    new_hl: list[Content] | None) -> None:
@@ -161,7 +161,8 @@ class DiffView(ScrollView, can_focus=True):
             return  # a newer load won
         if model is not self.model:
             self._window_hl = {"old": {}, "new": {}}
-            self._language = language_for(model.path)
+            # several files have a language each: their window is not highlighted ahead (they are small)
+            self._language = language_for(model.path) if not model.sections else None
         self.model = model
         self._old_hl, self._new_hl = old_hl, new_hl
         self.loading_text = ""
@@ -281,9 +282,16 @@ class DiffView(ScrollView, can_focus=True):
         where = f"hunk {self.current_hunk + 1}/{hunks}" if hunks else "no hunks"
         mode = "side by side" if self.split else "unified"
         keys = "n/p" if self.letter_keys else "[/]"
-        path = one_line(short_path(model.path, self.cwd))
-        text = (f" {path} ({model.operation})  +{model.added} −{model.removed}  ·  {where}  ·  "
-                f"{mode}  ·  {keys} hunk, s split")
+        found = model.section_of_hunk(self.current_hunk)
+        if found is not None:  # several files: the one the current hunk is in
+            number, section = found
+            path = one_line(short_path(section.path, self.cwd))
+            text = (f" file {number + 1}/{len(model.sections)}: {path} ({section.operation})  +{section.added} "
+                    f"−{section.removed}  ·  {where}  ·  {mode}  ·  {keys} hunk, s split")
+        else:
+            path = one_line(short_path(model.path, self.cwd))
+            text = (f" {path} ({model.operation})  +{model.added} −{model.removed}  ·  {where}  ·  "
+                    f"{mode}  ·  {keys} hunk, s split")
         if not self.is_ready:
             text += "  · highlighting…"
         return Strip([Segment(fit(text, width), style)])
@@ -297,6 +305,8 @@ class DiffView(ScrollView, can_focus=True):
             return base + self._vstyle("hunk-current" if current else "hunk")
         if line.kind == "note":
             return base + self._vstyle("note")
+        if line.kind == "file":
+            return base + self._vstyle("header")
         return base
 
     def _highlight_window(self) -> None:
@@ -316,7 +326,7 @@ class DiffView(ScrollView, can_focus=True):
         indices = [i for row in rows for i in (model.split_rows[row] if self.split else (row,)) if i is not None]
         for index in indices:
             line = model.lines[index]
-            if line.kind in ("hunk", "note") or line.src < 0:
+            if line.kind in BANNERS or line.src < 0:
                 continue
             side = "old" if line.kind == "removed" else "new"
             if line.src not in self._window_hl[side]:
@@ -334,7 +344,7 @@ class DiffView(ScrollView, can_focus=True):
         """The text of line `index`, highlighted when ready, with its changed words emphasised."""
         assert self.model is not None
         line = self.model.lines[index]
-        if line.kind in ("hunk", "note"):
+        if line.kind in BANNERS:
             return Content(line.text)
         source = self._old_hl if line.kind == "removed" else self._new_hl
         if source is not None and 0 <= line.src < len(source):
@@ -375,7 +385,7 @@ class DiffView(ScrollView, can_focus=True):
         assert self.model is not None
         line = self.model.lines[index]
         style = self._line_style(line)
-        if line.kind in ("hunk", "note"):
+        if line.kind in BANNERS:
             return [Segment(fit(" " + line.text, number_width + 4 + text_width), style.rich_style)]
         number = line.old_no if side == "old" else line.new_no
         gutter = (base + self._vstyle("gutter")).rich_style
@@ -394,7 +404,7 @@ class DiffView(ScrollView, can_focus=True):
         line = self.model.lines[index]
         number_width = self._number_width()
         text_width = self._text_area_width()
-        if line.kind in ("hunk", "note"):
+        if line.kind in BANNERS:
             style = self._line_style(line).rich_style
             return Strip([Segment(fit(" " + line.text, width), style)])
         base = self.visual_style
@@ -407,7 +417,7 @@ class DiffView(ScrollView, can_focus=True):
         assert self.model is not None
         number_width = self._number_width()
         text_width = self._text_area_width()
-        if left is not None and left == right and self.model.lines[left].kind in ("hunk", "note"):
+        if left is not None and left == right and self.model.lines[left].kind in BANNERS:
             style = self._line_style(self.model.lines[left]).rich_style
             return Strip([Segment(fit(" " + self.model.lines[left].text, width), style)])
         separator = Segment("│", (self.visual_style + self._vstyle("separator")).rich_style)
@@ -421,3 +431,24 @@ class DiffView(ScrollView, can_focus=True):
             return ""
         return describe_change(self.model.added, self.model.removed, self.model.operation)
 
+
+
+def _model_of(display: FileDiffDisplay | FileDiffsDisplay, cwd: str | None = None) -> DiffModel:
+    return build_diffs(display.files, cwd=cwd) if isinstance(display, FileDiffsDisplay) else build_diff(display)
+
+
+def highlight_model(model: DiffModel) -> tuple[list[Content], list[Content]]:
+    """Both sources highlighted, each file's part in its own language."""
+    if not model.sections:
+        language = language_for(model.path)
+        return highlight_lines(model.old_source, language), highlight_lines(model.new_source, language)
+    old_hl: list[Content] = []
+    new_hl: list[Content] = []
+    bounds = [*model.sections[1:], None]
+    for section, following in zip(model.sections, bounds, strict=True):
+        language = language_for(section.path)
+        old_end = following.old_src if following is not None else len(model.old_source)
+        new_end = following.new_src if following is not None else len(model.new_source)
+        old_hl += highlight_lines(model.old_source[section.old_src:old_end], language)
+        new_hl += highlight_lines(model.new_source[section.new_src:new_end], language)
+    return old_hl, new_hl

@@ -44,8 +44,10 @@ class StreamTranslator:
 
     # ---- steps --------------------------------------------------------------------------------
 
-    def _step(self, message_id: str, model: str = "") -> int:
-        number = self.step_of.get(message_id)
+    def _step(self, message_id: str, model: str = "", starts: bool = False) -> int:
+        """The step of a response; `starts`: its message_start, which always opens a new step
+        (a proxy or a test server may give every response the same message id)."""
+        number = None if starts else self.step_of.get(message_id)
         if number is None:
             for older in list(self.open_steps):  # a new response: the one before it is over
                 self._close(older)
@@ -68,7 +70,8 @@ class StreamTranslator:
         kind = event.get("type")
         if kind == "message_start":
             message = event.get("message") or {}
-            number = self._step(str(message.get("id") or line.get("uuid") or ""), str(message.get("model") or ""))
+            number = self._step(str(message.get("id") or line.get("uuid") or ""), str(message.get("model") or ""),
+                                starts=True)
             self.usage[number] = _ints(message.get("usage"))
             return
         message_id = line.get("api_message_id")

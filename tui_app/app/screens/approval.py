@@ -23,7 +23,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from tui_app.runtime.display import FileDiffDisplay
+from tui_app.runtime.display import FileDiffDisplay, FileDiffsDisplay
 from tui_app.runtime.events import PermissionRequested
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 from widgets.approval_text import describe_action, describe_always, describe_facts, describe_reason
@@ -50,13 +50,15 @@ class ApprovalResult:
     feedback: str | None = None
     #: why the dialog was closed from outside (a hook answered first)
     closed_reason: str = ""
+    #: denied with Esc rather than n
+    escaped: bool = False
 
     def to_answer(self) -> ApprovalAnswer | None:
         """The broker's answer (None when the dialog was closed because someone else decided)."""
         if self.decision == "closed":
             return None
         return ApprovalAnswer(decision=self.decision, decided_by="user", input_sha256=self.input_sha256,
-                              feedback=self.feedback, always=self.always, rules=self.rules)
+                              feedback=self.feedback, always=self.always, rules=self.rules, escaped=self.escaped)
 
 
 class ApprovalScreen(ModalScreen[ApprovalResult]):
@@ -112,7 +114,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def _preview(self) -> Widget:
         request = self.request
         if self._is_diff:
-            assert isinstance(request.preview_display, FileDiffDisplay)
+            assert isinstance(request.preview_display, FileDiffDisplay | FileDiffsDisplay)
             return DiffView(request.preview_display, letter_keys=False, cwd=self.cwd, id="approval-preview")
         text = request.preview
         if not text and isinstance(request.input, dict) and isinstance(request.input.get("command"), str):
@@ -143,7 +145,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
 
     @property
     def _is_diff(self) -> bool:
-        return isinstance(self.request.preview_display, FileDiffDisplay)
+        return isinstance(self.request.preview_display, FileDiffDisplay | FileDiffsDisplay)
 
     def on_mount(self) -> None:
         if self._answered:  # decided elsewhere before it was even on screen: it is on its way out
@@ -274,7 +276,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         if not self.armed:
             return
         if self.step == "choose":
-            self._finish(self._result("deny"))
+            self._finish(self._result("deny", escaped=True))
         else:
             self._set_step("choose")
 

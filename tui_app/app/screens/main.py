@@ -20,7 +20,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from tui_app.app.agent_offers import AgentCommandList, following_mode
 from tui_app.runtime.events import (
+    AgentCommandsChanged,
+    AgentModeChanged,
     ConversationCompacted,
     McpServerStatus,
     MemoryLoaded,
@@ -140,6 +143,9 @@ class MainScreen(Screen[None]):
         #: what /memory and the palette's "Memory files" show; how often the conversation was compacted
         self.memory_reports: list[MemoryLoaded] = []
         self.compactions = 0
+        #: an external agent's own modes and commands (ACP), as it last reported them
+        self.agent_modes: AgentModeChanged | None = None
+        self.agent_commands: Any = None
 
     # ---- layout -----------------------------------------------------------------------------
 
@@ -176,7 +182,7 @@ class MainScreen(Screen[None]):
             from tui_app.app.slash_actions import SlashCompleter
 
             self.completer = SlashCompleter(self.query_one(SlashMenu), prompt,
-                                            lambda: getattr(self.controls, "commands", None))
+                                            lambda: getattr(self.controls, "commands", None) or self.agent_commands)
             prompt.completer = self.completer
             from tui_app.app.mention_actions import attach_mention_picker
 
@@ -250,6 +256,10 @@ class MainScreen(Screen[None]):
                     self.memory_reports.append(event)
                 elif isinstance(event, ConversationCompacted) and event.trigger != "clear" and event.agent_id is None:
                     self.compactions += 1
+                elif isinstance(event, AgentModeChanged):
+                    self.agent_modes = event
+                elif isinstance(event, AgentCommandsChanged):
+                    self.agent_commands = AgentCommandList(event.commands)
                 elif isinstance(event, Warning) and event.code == "log_write_failed" and self.controls is not None:
                     self.notify(event.message, title="The session log could not be written", severity="error",
                                 timeout=30, markup=False)
@@ -334,10 +344,21 @@ class MainScreen(Screen[None]):
     def action_cycle_mode(self) -> None:
         if self.controls is None:
             return
+        if self.agent_modes is not None and self.agent_modes.modes:  # the agent's own modes (ACP)
+            self.set_agent_mode(following_mode(self.agent_modes.modes, self.agent_modes.mode))
+            return
         current = self.controls.mode
         following = MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)] if current in MODE_CYCLE \
             else MODE_CYCLE[0]
         self.set_mode(following)
+
+    def set_agent_mode(self, mode_id: str | None) -> None:
+        select = getattr(self.controls, "select_agent_mode", None)
+        if mode_id is None or select is None or self.agent_modes is None:
+            return
+        select(mode_id)
+        name = next((m.name for m in self.agent_modes.modes if m.id == mode_id), mode_id)
+        self.notify(f"{self.agent_modes.agent} mode: {name}", markup=False, timeout=2)
 
     def set_mode(self, mode: str) -> None:
         if self.controls is None or mode not in MODES:

@@ -62,6 +62,8 @@ class ApprovalAnswer:
     updated_input: dict[str, Any] | None = None
     updated_permissions: tuple[dict[str, Any], ...] = ()
     interrupt: bool = False
+    #: the user left the dialog with Esc (an ACP agent hears `cancelled`; Vigil's own calls: deny)
+    escaped: bool = False
 
 
 @dataclass

@@ -16,7 +16,8 @@ __all__ = ["PERMISSION_MODES", "PermissionMode"]  # where they were first define
 
 Behavior = Literal["allow", "ask", "deny"]
 #: "agent": an external agent asked (Vigil's own policy had no word of its own on the call)
-DecidedBy = Literal["rule", "mode", "hook", "tool", "guard", "agent"]
+#: "user": the user approved exactly this in an earlier question (an external agent's request)
+DecidedBy = Literal["rule", "mode", "hook", "tool", "guard", "agent", "user"]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 from tui_app.runtime.permissions.bash_parse import parse_command
@@ -90,29 +90,32 @@ def probe() -> Probe:
 
 # ---- placeholders ----------------------------------------------------------------------------------
 
-_placeholders: dict[str, int] = {}
+#: empty mount points bwrap created for protected paths that did not exist (`.vigil`, `.mcp.json`)
+_placeholders: set[str] = set()
+#: sandboxed commands between the reading of their layout and their end
+_active = [0]
 _placeholder_lock = threading.Lock()
 
 
-def _claim(placeholders: tuple[tuple[str, str], ...]) -> list[str]:
-    """Count this command among the users of each placeholder (bwrap creates the empty mount
-    point itself); the last one to finish removes it again if it is still empty."""
+def _enter() -> None:
+    """A command is about to read its layout. From here until it ends no placeholder is removed:
+    a layout read now may already show another command's placeholder as an existing directory
+    to bind, and that bind fails if the directory vanishes before bwrap starts."""
     with _placeholder_lock:
-        for path, _kind in placeholders:
-            _placeholders[path] = _placeholders.get(path, 0) + 1
-    return [p for p, _ in placeholders]
+        _active[0] += 1
 
 
-def _release(paths: list[str]) -> None:
+def _leave(placeholders: tuple[tuple[str, str], ...]) -> None:
+    """A command ended; the last one running removes the placeholders that are still empty."""
     with _placeholder_lock:
-        for path in paths:
-            count = _placeholders.get(path, 0) - 1
-            if count > 0:
-                _placeholders[path] = count
-                continue
-            _placeholders.pop(path, None)
+        _placeholders.update(path for path, _kind in placeholders)
+        _active[0] -= 1
+        if _active[0] > 0:
+            return
+        for path in sorted(_placeholders, key=len, reverse=True):
             with contextlib.suppress(OSError):
                 os.rmdir(path)  # only ever succeeds while it is still the empty placeholder
+        _placeholders.clear()
 
 
 # ---- the argv ----------------------------------------------------------------------------------------
@@ -182,7 +185,6 @@ class Launch:
     env: dict[str, str]
     layout: SandboxLayout
     proxy: NetProxy | None = None
-    _placeholders: list[str] = field(default_factory=list)
     closed: bool = False
     #: settings let the model ask to run a command outside (allowUnsandboxedCommands)
     unsandboxed_allowed: bool = True
@@ -195,9 +197,11 @@ class Launch:
         if self.closed:
             return
         self.closed = True
-        if self.proxy is not None:
-            await self.proxy.close()
-        _release(self._placeholders)
+        try:
+            if self.proxy is not None:
+                await self.proxy.close()
+        finally:
+            _leave(self.layout.placeholders)
 
 
 def needs_network(command: str) -> bool:
@@ -236,15 +240,19 @@ async def prepare(policy: SandboxPolicy, cwd: str, env: dict[str, str], command:
     if not found.available:
         raise OSError(f"the sandbox cannot start: {found.reason}")
     bwrap = _bwrap()
-    layout = policy.layout()
-    proxy = None
-    if found.network and needs_network(command):
-        path = os.path.join(_socket_dir(), f"p{next(_socket_numbers)}.sock")
-        proxy = NetProxy(policy, path, command=command, ask=ask)
-        await proxy.start()
+    _enter()
+    try:
+        layout = policy.layout()
+        proxy = None
+        if found.network and needs_network(command):
+            path = os.path.join(_socket_dir(), f"p{next(_socket_numbers)}.sock")
+            proxy = NetProxy(policy, path, command=command, ask=ask)
+            await proxy.start()
+    except BaseException:
+        _leave(())
+        raise
     launch = Launch(wrap=lambda argv: argv, env=sandbox_env(env, proxy is not None), layout=layout, proxy=proxy,
                     unsandboxed_allowed=policy.settings.allow_unsandboxed)
-    launch._placeholders = _claim(layout.placeholders)
     prefix = [bwrap, *found.flags, *mount_args(layout, proxy.path if proxy else None), "--chdir", cwd, "--"]
 
     def wrap(argv: list[str]) -> list[str]:

@@ -68,18 +68,30 @@ def rg_args(rg: str, query: GrepQuery) -> list[str]:
 
 
 async def run_group(args: list[str], cwd: str) -> tuple[int, bytes, bytes]:
-    proc = await asyncio.create_subprocess_exec(
+    spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
         *args, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, start_new_session=True,
-    )
+    ))
+    try:
+        # shielded: a cancellation while the pipes are being connected must still find the group
+        # (asyncio would kill only the leader, and whatever it started would live on)
+        proc = await asyncio.shield(spawning)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            _kill_group(await spawning)
+        raise
     try:
         out, err = await proc.communicate()
     except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        _kill_group(proc)
         await proc.wait()
         raise
     return proc.returncode or 0, out, err
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def failure_of(query: GrepQuery, stderr: str) -> SearchFailed:
