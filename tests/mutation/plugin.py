@@ -5,8 +5,8 @@
    fails here is left out (it would "kill" every mutant).
 2. Each mutant runs in a forked child of this process (the modules are imported once): the child
    puts the mutant in (`apply`), then runs the tests that run the mutated lines — the likely
-   killers first, then the most focused — within a budget of measured seconds (five times that
-   for a mutant that survives the first) —
+   killers first, then the most focused — within a budget of measured seconds (`--again N`: a
+   survivor runs again with N times the budget) —
    and stops at the first failure. A child that outlives its deadline was stuck (a mutant that
    loops): killed. Mutants listed in `equivalent.txt` are not run.
 3. The report: every surviving mutant with where it is, then
@@ -55,6 +55,8 @@ class Options:
     #: each mutant runs its tests (the likely killers first, then the most focused) until their measured
     #: time passes this many seconds; a mutant that survives them counts as surviving
     budget: float | None = 2.0
+    #: survivors of the budget run again with this many times the budget (0: not again)
+    again: float = 0
 
 
 def read_equivalents(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
@@ -303,7 +305,7 @@ def _order(chosen: list[str], mutant: Mutant, killers: dict[tuple[str, str], lis
 
 def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item], infos: dict[str, TestInfo],
                 equivalents: dict[str, str], workers: int, tmp: str, progress, max_tests: int | None = None,
-                budget: float | None = None) -> list[Result]:
+                budget: float | None = None, again_factor: float = 0) -> list[Result]:
     by_file: dict[str, list[str]] = defaultdict(list)
     for info in infos.values():
         if info.passed:
@@ -326,18 +328,19 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
         share = budget * 3 if budget is not None and mutant.import_time else budget
         queue.append((mutant, source, chosen, share))
     total = len(queue)
-    first = progress if budget is None else (lambda d, t, r: r.status == "survived" or progress(d, t, r))
+    first = progress if not (budget and again_factor) else (lambda d, t, r: r.status == "survived" or progress(d, t, r))
     _run_queue(queue, results, items, infos, killers, kills, workers, tmp, first, total)
-    if budget is not None:
-        # a survivor of the budget gets five times as much: the killer may be a slower test
+    if budget is not None and again_factor:
+        # a survivor of the budget gets more: the killer may be a slower test (`--again 5`: about
+        # twenty minutes more here, so it is off in `make mutate`)
         again = [r for r in results if r.status == "survived"]
         if again:
-            print(f"mutate: {len(again)} survived their budget; again with five times as much", flush=True)
+            print(f"mutate: {len(again)} survived their budget; again with {again_factor} times as much", flush=True)
             results[:] = [r for r in results if r.status != "survived"]
             sources = {m.id: src for m, src in mutants}
             queue = [(r.mutant, sources[r.mutant.id], select(r.mutant, infos, by_file, max_tests, uses,
                                                               sources[r.mutant.id]),
-                      5 * (budget * 3 if r.mutant.import_time else budget)) for r in again]
+                      again_factor * (budget * 3 if r.mutant.import_time else budget)) for r in again]
             _run_queue(queue, results, items, infos, killers, kills, workers, tmp, progress, len(queue))
     return results
 
@@ -423,7 +426,7 @@ class MutationPlugin:
             slow = sorted(infos.values(), key=lambda i: -i.seconds)[:5]
             say("mutate: slowest tests: " + ", ".join(f"{i.nodeid.split('/')[-1]} {i.seconds:.1f}s" for i in slow))
             results = run_mutants(mutants, items, infos, equivalents, options.workers, tmp, progress,
-                                  options.max_tests, options.budget)
+                                  options.max_tests, options.budget, options.again)
         self.report(results, equivalents, mutants, time.monotonic() - started)
         return True
 
@@ -483,11 +486,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tests", type=int, help="while working: only the N fastest tests per mutant")
     parser.add_argument("--budget", type=float, default=2.0,
                         help="measured seconds of tests per mutant (0: every covering test)")
+    parser.add_argument("--again", type=float, default=0,
+                        help="run survivors again with this many times the budget (0: no second pass)")
     parser.add_argument("--cache", type=Path, help="while working: reuse test measurements kept here")
     parser.add_argument("tests", nargs="*", help="test files (default: scope.TEST_FILES)")
     args = parser.parse_args(argv)
     plugin = MutationPlugin(Options(args.workers, args.only, args.match, args.report, args.limit, args.max_tests,
-                                    args.cache, args.budget or None))
+                                    args.cache, args.budget or None, args.again))
     os.chdir(ROOT)
     tests = args.tests or [t for t in TEST_FILES if (ROOT / t).exists()]
     code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "tests.mutation.profile",
