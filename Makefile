@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench clean mutate
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Vigil needs Python 3.11+")'
@@ -21,6 +21,10 @@ JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) * 2 )))
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) $(PYTEST_ARGS)
+
+# Mutation testing of the permission decisions (SCOPE=all: the whole permission room); see tests/mutation/
+mutate: $(STAMP)
+	VIGIL_MUTATE_SCOPE=$(SCOPE) $(BIN)/python -m tests.mutation --cache .venv/mutation-measure.pickle
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

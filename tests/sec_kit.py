@@ -66,7 +66,8 @@ class Tripwire:
         self.host = "127.0.0.2"
         self.server = http.server.ThreadingHTTPServer((self.host, 0), Handler)
         self.url = f"http://{self.host}:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # a short poll: `shutdown()` waits for the loop to look, 0.5 s by default, in every test
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fakes import make_env
-from tests.perm_fakes import MCP_READ, record
+from tests.perm_specs import MCP_READ, record
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.hooks.runner import HookCall, NoHooks, PermissionHookAnswer

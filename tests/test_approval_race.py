@@ -13,7 +13,7 @@ import pytest
 
 from tests.fakes import Recorder, make_env
 from tests.hook_helpers import SESSION, handler, live_members, make_hooks, one, script
-from tests.perm_fakes import BASH, DEPLOY, MCP_READ, RAN, BashInput, record
+from tests.perm_specs import BASH, DEPLOY, MCP_READ, RAN, BashInput, record
 from tui_app.runtime.contract import ApprovalPreview, PermissionSpec, ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
@@ -415,3 +415,111 @@ async def test_many_pending_requests_answered_from_many_threads(tmp_path):
     assert all(sorted(r) == [False, True] for r in results)
     assert sorted(int(data["path"]) for _, data in RAN) == [1, 3, 5]
     assert sorted(d.request_id for d in resolved(rec)) == sorted(r.request_id for r in requests)
+
+
+async def test_a_plain_allow_saves_no_rule_and_a_plain_deny_lets_the_turn_go_on(tmp_path):
+    env, _rec, broker = setup(tmp_path)
+    client = Client(broker, allow)
+    client.start()
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    client.join()
+    assert out.type == "ToolCallResult" and RAN == [("Bash", {"command": "make"})]
+    assert env.policy.rules("allow") == [] and not (tmp_path / ".vigil").exists()  # "yes" is not "always"
+
+    client = Client(broker, lambda r: ApprovalAnswer("deny", input_sha256=r.input_sha256))
+    client.start()
+    outcomes = await run_batch([ToolCall("t2", "Bash", {"command": "make install"}),
+                                ToolCall("t3", "Bash", {"command": "ls"})], env, TurnControl())
+    client.join()
+    assert outcomes[0].code == "user_denied" and not outcomes[0].stop_turn
+    assert outcomes[1].type == "ToolCallResult"  # the next call still runs: a "no" is not "stop"
+
+
+def test_the_hash_a_client_echoes_does_not_depend_on_key_order_and_is_of_utf8_json():
+    """What a client in another language computes: sorted keys, compact separators, UTF-8."""
+    import hashlib
+
+    from tui_app.runtime.permissions.broker import input_sha256
+
+    assert input_sha256({"b": 1, "a": "café"}) == input_sha256({"a": "café", "b": 1}) == hashlib.sha256(
+        '{"a":"café","b":1}'.encode()).hexdigest()
+
+
+async def test_an_answered_request_leaves_the_list_at_once(tmp_path):
+    env, _rec, broker = setup(tmp_path)
+    seen = []
+
+    def decide(request):
+        return allow(request)
+
+    class Watching(Client):
+        def run(self) -> None:
+            super().run()
+            seen.append(self.broker.pending())  # right after the answer, before the runtime wakes
+
+    client = Watching(broker, decide)
+    client.start()
+    await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    client.join()
+    assert client.results == [True] and seen == [[]]
+
+
+@pytest.mark.parametrize("answer", ["allow", "deny"])
+async def test_a_failed_approval_preview_still_asks_and_shows_the_exact_input(tmp_path, answer):
+    async def broken(data, ctx):
+        raise RuntimeError("the diff could not be computed")
+
+    env, rec, broker = setup(tmp_path, specs=(replace(BASH, prepare_approval=broken),))
+    client = Client(broker, lambda r: ApprovalAnswer(answer, input_sha256=r.input_sha256))
+    client.start()
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make\x1b[2Jall"}), env)
+    client.join()
+    (warning,) = [w for w in rec.of("Warning") if w.code == "preview_failed"]
+    assert "the diff could not be computed" in warning.message
+    (asked,) = rec.of("PermissionRequested")
+    assert asked.preview_kind == "json" and json.loads(asked.preview) == {"command": "make\x1b[2Jall"}
+    assert "\x1b" not in asked.summary and asked.summary.startswith("Bash make")
+    if answer == "allow":
+        assert out.type == "ToolCallResult" and RAN == [("Bash", {"command": "make\x1b[2Jall"})]
+    else:
+        assert out.code == "user_denied" and RAN == []
+
+
+async def test_a_headless_run_takes_no_answer_but_its_hooks_while_one_runs(tmp_path):
+    """Nothing but a hook may approve a headless call: an answer slipped in while the hook thinks is refused."""
+    gate = tmp_path / "gate"  # the hook answers only after the client has tried
+    output = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                                "decision": {"behavior": "deny"}}})
+    hook = handler(f"cat > /dev/null; while [ ! -e {gate} ]; do sleep 0.02; done; echo '{output}'")
+    env, _rec, broker = setup(tmp_path, one("PermissionRequest", hook), interactive=False)
+    client = Client(broker, allow)
+    client.start()
+    call = asyncio.ensure_future(run_call(ToolCall("t1", "Bash", {"command": "make"}), env))
+    await asyncio.to_thread(client.join)
+    gate.touch()
+    out = await asyncio.wait_for(call, 60)
+    assert client.results == [False] and client.seen  # it saw the request, and its answer did not count
+    assert out.code == "hook_denied" and RAN == []
+    assert broker.pending() == []
+
+
+@pytest.mark.parametrize("rewrite, why", [
+    ({"command": 5}, "command"),  # not the tool's input
+    ({"command": "make", "run_in_background": "yes please"}, "run_in_background"),
+])
+async def test_a_hook_rewrite_that_is_not_valid_input_is_refused_and_nothing_runs(tmp_path, rewrite, why):
+    env, rec, _ = setup(tmp_path, one("PermissionRequest", hook_answer("allow", updatedInput=rewrite)),
+                        interactive=False)
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    assert out.type == "ToolCallError" and RAN == []
+    (denied,) = resolved(rec)
+    assert (denied.decision, denied.decided_by) == ("deny", "hook")
+    assert denied.reason.startswith("The hook's rewritten input was rejected:") and why in denied.reason
+
+
+async def test_a_broker_made_without_saying_is_headless_and_denies(tmp_path):
+    """An embedding program that forgets to wire a client gets denials, never a silent allow."""
+    policy = RulePolicy(cwd=str(tmp_path))
+    env, _rec = make_env(BASH, policy=policy, broker=ApprovalBroker(), cwd=str(tmp_path))
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make"}), env)
+    assert out.code == "no_permission_client" and RAN == []

@@ -47,11 +47,12 @@ async def call(env, name: str, data: dict, call_id: str = "c"):
 async def test_start_read_incrementally_and_stop(task_env):
     env, _ = task_env
     mark = marker()
-    command = f"echo first; echo warn >&2; sleep 0.6; echo second; sleep {mark}"
+    gate = Path(env.cwd) / "gate"  # "second" is printed only once the test has read "first"
+    command = (f"echo first; echo warn >&2; while [ ! -e {gate} ]; do sleep 0.02; done; echo second; "
+               f"sleep {mark}")
     try:
-        began = time.monotonic()
+        # it returns while the command still runs (the command cannot end before the gate opens)
         started = await call(env, "Bash", {"command": command, "run_in_background": True}, "c1")
-        assert time.monotonic() - began < 1  # returns at once
         assert started.type == "ToolCallResult"
         assert started.model_content.startswith("Command running in background with ID: bash_1\n")
         assert started.display.background_task_id == "bash_1"
@@ -65,10 +66,16 @@ async def test_start_read_incrementally_and_stop(task_env):
         assert "<status>running</status>" in first.model_content
         assert "first\nwarn" in first.model_content and "second" not in first.model_content
 
-        await asyncio.sleep(0.9)
-        second = await call(env, "BashOutput", {"bash_id": "bash_1"}, "c3")  # legacy name, never blocks
-        assert second.tool == "TaskOutput"
-        assert "second" in second.model_content and "first" not in second.model_content  # only what is new
+        gate.touch()
+        seen = ""
+        for _ in range(500):  # up to 10 s for the shell to notice the gate
+            second = await call(env, "BashOutput", {"bash_id": "bash_1"}, "c3")  # legacy name, never blocks
+            assert second.tool == "TaskOutput"
+            seen += second.model_content
+            if "second" in seen:
+                break
+            await asyncio.sleep(0.02)
+        assert "second" in seen and "first" not in seen  # only what is new
 
         empty = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False}, "c4")
         assert "(no new output)" in empty.model_content
@@ -109,17 +116,31 @@ async def test_a_read_returns_at_most_30000_bytes_and_says_where_the_rest_is(tas
 async def test_a_filter_returns_only_matching_lines_and_passes_over_the_rest(task_env):
     env, _ = task_env
     mark = marker()
+    gate = Path(env.cwd) / "gate"  # the half line is finished only once the test has read it unfinished
     command = (f"for i in $(seq 1 3000); do echo \"line $i\"; done; echo 'ERROR disk full'; echo -n 'ERROR half'; "
-               f"sleep 0.4; echo ' a line'; sleep {mark}")
+               f"while [ ! -e {gate} ]; do sleep 0.02; done; echo ' a line'; sleep {mark}")
+
+    async def written(text: str) -> None:  # reads return what the task's output file holds
+        path = Path(env.services["background_tasks"].get("bash_1").path)
+        for _ in range(1000):
+            if path.exists() and text in path.read_text():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{text!r} never written")
+
     try:
         await call(env, "Bash", {"command": command, "run_in_background": True})
-        await asyncio.sleep(0.2)
+        await written("ERROR disk full\n")  # complete lines reach the file as they come
         first = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False, "filter": "ERROR|line 299[0-9]$"})
         text = first.model_content
         assert "<output>\nline 2990\n" in text and "line 2999\nERROR disk full\n</output>" in text
         assert "line 1\n" not in text and "ERROR half" not in text  # an unfinished line waits for the next read
-        await asyncio.sleep(0.5)
-        second = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False, "filter": "ERROR"})
+        gate.touch()
+        for _ in range(1000):  # until the rest of the line arrives (10 s at most); an unfinished line is not read
+            second = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False, "filter": "ERROR"})
+            if "(no new output)" not in second.model_content:
+                break
+            await asyncio.sleep(0.01)
         assert "<output>\nERROR half a line\n</output>" in second.model_content
         plain = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False})
         assert "(no new output)" in plain.model_content  # what the filter passed over is not read again

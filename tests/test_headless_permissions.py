@@ -7,7 +7,7 @@ import io
 import json
 
 from tests.hook_helpers import handler, make_hooks, one, script
-from tests.perm_fakes import BASH, MCP_READ, RAN, READ
+from tests.perm_specs import BASH, MCP_READ, RAN, READ
 from tui_app.agents.builtin import run_turn
 from tui_app.config import load_settings, settings_events
 from tui_app.headless.runner import run_headless
@@ -34,6 +34,7 @@ def session_for(tmp_path, steps, rules=None, hooks_config=None, specs=(BASH, REA
 
 async def test_stream_json_lists_denials_explains_them_and_the_run_goes_on(tmp_path):
     RAN.clear()
+    (tmp_path / "README").write_text("read me\n")
     allow_make = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
     steps = [
         {"text": "Cleaning and building.", "tool_calls": [
@@ -132,6 +133,7 @@ async def test_settings_are_announced_after_the_session_starts(tmp_path):
 async def test_a_post_tool_use_block_keeps_the_result_a_success_and_tells_the_model(tmp_path):
     """Claude Code's rule: the call ran, so its result stands; the reason reaches the model beside it."""
     RAN.clear()
+    (tmp_path / "a").write_text("a\n")
     block = {"decision": "block", "reason": "lint found 3 problems"}
     steps = [{"text": "Reading.", "tool_calls": [{"id": "r1", "name": "Read", "input": {"file_path": "a"}}]},
              {"text": "Noted.", "expect": ["PostToolUse:Read hook blocking error: lint found 3 problems"]}]

@@ -1,6 +1,8 @@
 """The rule matrix: (tool, input, rules, mode) → decision, who decided, and why — one row per
 behaviour of SPEC-compat §2, on a real directory tree with real symlinks.
 
+The specs are the real tools' (tests/perm_specs.py).
+
 Placeholders: {p} the project (and working directory), {o} a directory outside it, {h} home,
 {e} a sibling of the project whose name starts with the project's (`proj-evil`).
 A rule written "home:Edit(/x)" comes from a user-level file (its `/` anchor is home).
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.perm_fakes import BY_NAME
+from tests.perm_specs import BY_NAME
 from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import DenyGuard, RulePolicy
 from tui_app.runtime.permissions.rules import make_rule
@@ -106,6 +108,11 @@ BASH_CASES = [
     C("ask-beats-allow", "Bash", "git push origin", "ask", "rule", "git push *", ask=["Bash(git push *)"],
       allow=["Bash(git *)"]),
     C("ask-rule-on-read-only", "Bash", "git status", "ask", "rule", ask=["Bash(git status)"]),
+    C("deny-beats-ask-both-matching", "Bash", "git push origin", "deny", "rule", "Bash(git push *)",
+      deny=["Bash(git push *)"], ask=["Bash(git *)"]),
+    C("bare-ask-Bash-asks", "Bash", "make", "ask", "rule", "Bash", ask=["Bash"], allow=["Bash(make)"]),
+    C("bare-ask-Bash-asks-in-bypass", "Bash", "make", "ask", "rule", "Bash", ask=["Bash"],
+      mode="bypassPermissions"),
     # unparseable and long commands always ask
     C("unparseable-asks", "Bash", "echo 'unterminated", "ask", "guard", "not valid shell", allow=["Bash"]),
     C("unparseable-asks-in-bypass", "Bash", "ls (", "ask", "guard", mode="bypassPermissions"),
@@ -132,12 +139,46 @@ BASH_CASES = [
     C("git-branch-delete-not-readonly", "Bash", "git branch -D old", "ask", "mode"),
     C("find-delete-not-readonly", "Bash", "find . -name x -delete", "ask", "mode"),
     C("find-exec-not-readonly", "Bash", "find . -exec rm {} ;", "ask", "mode"),
+    C("find-execdir-not-readonly", "Bash", "find . -execdir rm {} ;", "ask", "mode"),
+    C("sort-compress-program-not-readonly", "Bash", "sort --compress-program=sh notes", "ask", "mode"),
+    C("sort-compress-program-dontAsk-denies", "Bash", "sort --compress-program=sh notes", "deny", "mode",
+      mode="dontAsk"),
     C("rg-pre-not-readonly", "Bash", "rg --pre cat foo", "ask", "mode"),
     C("sort-output-not-readonly", "Bash", "sort -o out.txt notes", "ask", "mode"),
     C("readonly-cat-denied-path", "Bash", "cat .env", "deny", "rule", "Read(./.env)", deny=["Read(./.env)"]),
     C("readonly-cat-dotdot-denied", "Bash", "cat sub/../.env", "deny", "rule", deny=["Read(./.env)"]),
     C("readonly-cat-symlink-denied", "Bash", "head -n 1 link_env", "deny", "rule", deny=["Read(./.env)"]),
     C("readonly-grep-file-denied", "Bash", "grep SECRET .env", "deny", "rule", deny=["Read(./.env)"]),
+    C("input-redirect-from-denied-path", "Bash", "cat < .env", "deny", "rule", "Read(./.env)",
+      deny=["Read(./.env)"]),
+    C("input-redirect-from-denied-path-bypass", "Bash", "wc -l < sub/../.env", "deny", "rule",
+      mode="bypassPermissions", deny=["Read(./.env)"]),
+    # a recursive search through a directory holding a denied file would read it
+    C("search-home-holding-denied-dir", "Bash", "grep -r x ~", "ask", "guard", "searched recursively",
+      deny=["Read(~/.ssh/**)"]),
+    C("search-dir-holding-denied-file", "Bash", "grep -r x {p}/sub", "ask", "guard", "searched recursively",
+      deny=["Read(./sub/.env)"]),
+    C("search-inside-dir-holding-denied-files", "Bash", "grep -r x {p}/secrets/deep", "ask", "guard",
+      "searched recursively", deny=["Read(./secrets/**/*.pem)"]),
+    C("search-dir-whose-name-prefixes-a-denied-one", "Bash", "grep -r x {p}/sec", "allow", "tool",
+      deny=["Read(./secrets/**)"]),
+    C("search-sibling-of-denied-dir", "Bash", "grep -r x {p}/secrets-old", "allow", "tool",
+      deny=["Read(./secrets/**)"]),
+    # after a `cd` the reads are judged where the shell is; after a `cd` to a place only known at run
+    # time nothing more is read-only
+    C("cd-then-read-denied", "Bash", "cd sub && cat .env", "deny", "rule", deny=["Read(./sub/.env)"]),
+    C("cd-then-input-redirect-denied", "Bash", "cd sub && wc -l < .env", "deny", "rule", deny=["Read(./sub/.env)"]),
+    C("cd-home-then-read-denied", "Bash", "cd && cat .ssh/id_rsa", "deny", "rule", deny=["Read(~/.ssh/**)"]),
+    C("cd-known-then-ls", "Bash", "cd sub && ls", "allow", "tool"),
+    C("cd-outside-then-ls", "Bash", "cd {o} && ls", "ask", "guard", "outside the working directories"),
+    C("cd-unknown-then-ls", "Bash", "cd $D && ls", "ask", "mode"),
+    C("cd-back-then-ls", "Bash", "cd - && ls", "ask", "mode"),
+    C("pushd-unknown-then-cat", "Bash", "pushd $D && cat notes", "ask", "mode"),
+    C("popd-then-cat", "Bash", "popd && cat notes", "ask", "mode"),
+    C("cd-unknown-then-input-redirect", "Bash", "cd $D && wc -l < notes", "ask", "mode"),
+    C("cd-unknown-later", "Bash", "ls; cd $D; ls", "ask", "mode"),
+    C("locale-assignment-is-read-only", "Bash", "LC_ALL=C ls", "allow", "tool"),
+    C("assignment-with-substitution", "Bash", "LC_ALL=$(touch x) ls", "ask", "mode"),
     C("grep-pattern-is-not-a-path", "Bash", "grep .env notes", "allow", "tool", deny=["Read(./.env)"]),
     # modes
     C("mode-default-asks", "Bash", "rm -rf build", "ask", "mode", suggest=("Bash(rm -rf build)",)),
@@ -153,6 +194,10 @@ BASH_CASES = [
       "allow", "mode", mode="acceptEdits"),
     C("acceptEdits-fs-outside", "Bash", "mkdir {o}/new", "ask", "guard", "outside the working directories",
       mode="acceptEdits"),
+    C("acceptEdits-fs-sibling-prefix", "Bash", "touch {e}/x.txt", "ask", "guard", "outside the working directories",
+      mode="acceptEdits"),
+    C("acceptEdits-redirect-sibling-prefix", "Bash", "echo x > {e}/x.txt", "ask", "guard",
+      "outside the working directories", mode="acceptEdits"),
     C("acceptEdits-mv-protected", "Bash", "mv notes .git/notes", "ask", "guard", "protected", mode="acceptEdits"),
     C("cp-from-denied-path", "Bash", "cp .env leak.txt", "deny", "rule", mode="acceptEdits",
       deny=["Read(./.env)"]),
@@ -188,9 +233,32 @@ PATH_CASES = [
       deny=["Read(./secrets/**)"]),
     C("edit-default-asks", "Edit", "{p}/src/app.py", "ask", "mode", suggest=("Edit(/src/app.py)",)),
     C("edit-allow-rule", "Edit", "{p}/src/app.py", "allow", "rule", allow=["Edit(/src/**)"]),
+    C("edit-through-link-to-protected", "Edit", "{p}/link_git", "ask", "guard", "protected", mode="acceptEdits",
+      allow=["Edit(/link_git)"]),
+    # bare family rules: `Edit` speaks for every editing tool, `Read` for every reader
+    C("bare-Edit-deny-governs-write", "Write", {"file_path": "{p}/src/app.py", "content": "x"}, "deny", "rule",
+      "Edit", deny=["Edit"]),
+    C("bare-Edit-deny-governs-multiedit-bypass", "MultiEdit", {"file_path": "{p}/src/app.py", "edits": [
+        {"old_string": "x", "new_string": "y"}]}, "deny", "rule", "Edit", deny=["Edit"], mode="bypassPermissions"),
+    C("bare-Edit-ask-governs-write-acceptEdits", "Write", {"file_path": "{p}/src/app.py", "content": "x"}, "ask",
+      "rule", "Edit", ask=["Edit"], mode="acceptEdits"),
+    C("bare-Read-deny-governs-grep", "Grep", {"pattern": "x", "path": "{p}/src"}, "deny", "rule", "Read",
+      deny=["Read"]),
+    C("bare-Read-deny-governs-glob", "Glob", {"pattern": "*", "path": "{p}/src"}, "deny", "rule", "Read",
+      deny=["Read"]),
+    C("bare-Read-deny-does-not-govern-edit", "Edit", "{p}/src/app.py", "allow", "mode", deny=["Read"],
+      mode="acceptEdits"),
+    C("bare-Edit-deny-does-not-govern-read", "Read", "{p}/src/app.py", "allow", "tool", deny=["Edit"]),
     C("edit-rule-governs-write", "Write", {"file_path": "{p}/src/app.py", "content": "x"}, "deny", "rule",
       deny=["Edit(./src/**)"]),
-    C("edit-rule-governs-multiedit", "Edit", "{p}/src/app.py", "allow", "rule", allow=["MultiEdit(/src/**)"]),
+    C("edit-rule-governs-multiedit", "MultiEdit", {"file_path": "{p}/src/app.py", "edits": [
+        {"old_string": "x", "new_string": "y"}]}, "allow", "rule", "Edit(/src/**)", allow=["Edit(/src/**)"]),
+    C("edit-deny-governs-multiedit", "MultiEdit", {"file_path": "{p}/src/app.py", "edits": [
+        {"old_string": "x", "new_string": "y"}]}, "deny", "rule", "Edit(./src/**)", deny=["Edit(./src/**)"]),
+    # a rule names its own tool; only `Edit(…)` speaks for the family (Claude Code 2.1.332 asks here too)
+    C("multiedit-rule-does-not-govern-edit", "Edit", "{p}/src/app.py", "ask", "mode", allow=["MultiEdit(/src/**)"]),
+    C("multiedit-rule-governs-multiedit", "MultiEdit", {"file_path": "{p}/src/app.py", "edits": [
+        {"old_string": "x", "new_string": "y"}]}, "allow", "rule", allow=["MultiEdit(/src/**)"]),
     C("read-deny-blocks-edit", "Edit", "{p}/.env", "deny", "rule", "Read(./.env)", deny=["Read(./.env)"]),
     C("edit-symlink-target-outside", "Edit", "{p}/src/link_out", "ask", "guard", "outside the working",
       allow=["Edit(/src/**)"]),
@@ -235,9 +303,11 @@ WORKING_DIR_CASES = [
     C("wd-read-outside-dontAsk", "Read", "{o}/notes.txt", "deny", "mode", "dontAsk", mode="dontAsk"),
     C("wd-read-outside-bypass", "Read", "{o}/notes.txt", "allow", "tool", mode="bypassPermissions"),
     C("wd-read-outside-allow-rule", "Read", "{o}/notes.txt", "allow", "tool", allow=["Read(/{o}/**)"]),
+    C("wd-grep-outside-read-rule", "Grep", {"pattern": "x", "path": "{o}"}, "allow", "tool", allow=["Read(/{o}/**)"]),
     C("wd-read-additional-dir", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("{o}",)),
     C("wd-read-additional-dir-relative", "Read", "{o}/notes.txt", "allow", "tool", extra_dirs=("../outside",)),
     C("wd-glob-outside", "Glob", {"pattern": "*", "path": "{o}"}, "ask", "guard", OUT),
+    C("wd-glob-home-tilde", "Glob", {"pattern": "*", "path": "~"}, "ask", "guard", OUT),
     C("wd-glob-outside-dotdot", "Glob", {"pattern": "*", "path": "{p}/.."}, "ask", "guard", OUT),
     C("wd-glob-inside", "Glob", {"pattern": "*", "path": "{p}/src"}, "allow", "tool"),
     C("wd-grep-outside", "Grep", {"pattern": "x", "path": "{h}"}, "ask", "guard", OUT),
@@ -317,8 +387,15 @@ OTHER_CASES = [
     C("always-ask-default", "Deploy", {"target": "prod"}, "ask", "tool", "always asks"),
     C("always-ask-bypass", "Deploy", {"target": "prod"}, "ask", "tool", mode="bypassPermissions"),
     C("always-ask-rule-allows", "Deploy", {"target": "staging"}, "allow", "rule", allow=["Deploy(stag*)"]),
+    C("other-tool-deny-specifier", "Deploy", {"target": "prod-eu"}, "deny", "rule", "Deploy(prod*)",
+      deny=["Deploy(prod*)"], allow=["Deploy"]),
+    C("other-tool-ask-specifier", "Deploy", {"target": "prod-eu"}, "ask", "rule", ask=["Deploy(prod*)"],
+      allow=["Deploy(prod*)"]),
+    C("other-tool-specifier-miss", "Deploy", {"target": "staging"}, "allow", "rule", allow=["Deploy(stag*)"],
+      deny=["Deploy(prod*)"]),
+    C("other-tool-specifier-not-text", "Deploy", {"target": ["prod"]}, "ask", "tool", deny=["Deploy(prod*)"]),
     C("always-ask-dontAsk", "Deploy", {"target": "prod"}, "deny", "mode", mode="dontAsk"),
-    C("user-interaction-in-plan", "AskUserQuestion", {}, "allow", "tool", mode="plan"),
+    C("user-interaction-in-plan", "AskUserQuestion", {}, "allow", "tool", "asks the user itself", mode="plan"),
     C("unknown-deny-guard-any-tool", "Read", "{p}/src/app.py", "ask", "guard", "could not be loaded",
       guards=(DenyGuard("bad.json", "line 3: not valid JSON"),)),
     C("unknown-deny-guard-readonly-bash", "Bash", "git status", "ask", "guard",
@@ -331,6 +408,17 @@ OTHER_CASES = [
       guards=(DenyGuard("bad.json", "x"),)),
     C("deny-beats-guard", "Bash", "curl x", "deny", "rule", deny=["Bash(curl *)"],
       guards=(DenyGuard("bad.json", "x"),)),
+    C("unknown-deny-guard-one-of-its-tools", "Bash", "npm test", "ask", "guard", allow=["Bash(npm test)"],
+      guards=(DenyGuard("bad.json", "Edit( rule; Bash( rule", ("Edit", "Bash")),)),
+    C("unknown-deny-guard-edit-family", "Write", {"file_path": "{p}/src/app.py", "content": "x"}, "ask", "guard",
+      allow=["Write"], guards=(DenyGuard("bad.json", "Edit( rule", ("Edit",)),)),
+    # a trailing dot spells the same host: a deny must hold for it
+    C("web-domain-deny-trailing-dot", "WebFetch", {"url": "http://evil.com./x"}, "deny", "rule",
+      deny=["WebFetch(domain:evil.com)"]),
+    C("web-domain-rule-trailing-dot", "WebFetch", {"url": "http://evil.com/x"}, "deny", "rule",
+      deny=["WebFetch(domain:evil.com.)"]),
+    # `mcp__git` is a server: it does not name the tools of a server called `github`
+    C("mcp-server-rule-is-a-whole-name", "mcp__files__read_file", {"path": "a"}, "ask", "mode", allow=["mcp__fil"]),
 ]
 
 CASES = BASH_CASES + PATH_CASES + WORKING_DIR_CASES + OTHER_CASES

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from tests.fakes import make_env
 from tests.hook_helpers import handler, make_hooks, one, script
-from tests.perm_fakes import BASH, EDIT, RAN, READ
-from tui_app.runtime.contract import PermissionSpec, RawResult, ToolFailure, ToolSpec
+from tests.perm_specs import BASH, RAN, READ, WRITE
+from tui_app.runtime.contract import RawResult, ToolFailure
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.policy import RulePolicy
@@ -103,8 +104,7 @@ async def fail(args, ctx) -> RawResult:
     raise ToolFailure("disk full")
 
 
-FAILING = ToolSpec(name="Write", description="w", handler=fail, input_model=EDIT.input_model, flags=EDIT.flags,
-                   permission=PermissionSpec(kind="edit", rule_key="file_path"))
+FAILING = replace(WRITE, handler=fail)
 
 
 def ctx_hook(event: str, text: str) -> dict:
@@ -115,6 +115,7 @@ async def test_hook_context_is_appended_on_success(tmp_path):
     config = {**one("PreToolUse", ctx_hook("PreToolUse", "branch is main")),
               **one("PostToolUse", ctx_hook("PostToolUse", "3 lint warnings"))}
     env, _ = env_with(tmp_path, config, READ, policy=policy(tmp_path))
+    (tmp_path / "a").write_text("x\n")
     out = await run_call(ToolCall("t1", "Read", {"file_path": str(tmp_path / "a")}), env)
     assert out.model_content == "Read ran\n\n[Hook additional context]\n1. branch is main\n2. 3 lint warnings"
 
@@ -123,7 +124,7 @@ async def test_hook_context_and_feedback_reach_the_model_on_failure(tmp_path):
     config = {**one("PreToolUse", ctx_hook("PreToolUse", "be careful")),
               **one("PostToolUseFailure", handler(script("exit_with.sh", 2, "disk is full: clean /tmp")))}
     env, _ = env_with(tmp_path, config, FAILING, policy=policy(tmp_path, mode="bypassPermissions"))
-    out = await run_call(ToolCall("t1", "Write", {"file_path": str(tmp_path / "a")}), env)
+    out = await run_call(ToolCall("t1", "Write", {"file_path": str(tmp_path / "a"), "content": "x"}), env)
     assert out.code == "execution_failed"
     assert out.model_content.endswith("[Hook additional context]\n1. be careful\n2. PostToolUseFailure hook "
                                       "feedback: disk is full: clean /tmp\nsecond line")
@@ -151,7 +152,7 @@ async def test_read_only_commands_share_a_group_with_reads_and_others_do_not(tmp
 
 
 async def test_plan_mode_denial_says_why_to_the_model(tmp_path):
-    env, _ = make_env(BASH, EDIT, policy=policy(tmp_path, mode="plan"), broker=ApprovalBroker(interactive=True),
+    env, _ = make_env(BASH, WRITE, policy=policy(tmp_path, mode="plan"), broker=ApprovalBroker(interactive=True),
                       cwd=str(tmp_path))
-    out = await run_call(ToolCall("t1", "Edit", {"file_path": str(tmp_path / "a.py")}), env)
+    out = await run_call(ToolCall("t1", "Write", {"file_path": str(tmp_path / "a.py"), "content": "x"}), env)
     assert out.code == "permission_denied" and "plan mode" in out.model_content and RAN == []

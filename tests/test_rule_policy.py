@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.perm_fakes import BASH, EDIT, MCP_READ
+from tests.perm_specs import BASH, EDIT, MCP_READ
 from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.permissions.rules import RuleError, make_rule, parse_rule

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.perm_fakes import BASH, READ
+from tests.perm_specs import BASH, READ
 from tui_app.assemble import SessionOptions, build_hooks, build_policy
 from tui_app.config import SettingsError, load_settings, settings_events
 from tui_app.runtime.hooks.command import CommandHooks
@@ -119,6 +119,17 @@ def test_one_bad_deny_rule_guards_its_tool_only(places):
     assert decide(policy, BASH, {"command": "ls"}).decided_by == "guard"
     assert decide(policy, READ, {"file_path": str(places["project"] / "a.py")}).behavior == "allow"
     assert decide(policy, READ, {"file_path": str(places["project"] / ".env")}).behavior == "deny"
+
+
+@pytest.mark.parametrize("typo", ["Web Fetch(domain:evil.com)", "(rm -rf *)", "Bash rm(x)"])
+def test_a_deny_rule_whose_tool_cannot_be_told_guards_every_tool(places, typo):
+    """The lost rule could have been about anything: nothing is silently allowed."""
+    write(places["project"] / ".vigil/settings.json", {"permissions": {"deny": [typo], "allow": ["Bash(make)"]}})
+    loaded = load(places)
+    assert loaded.errors and loaded.guards
+    policy = RulePolicy(cwd=loaded.project_dir, rules=loaded.rules, guards=loaded.guards)
+    for spec, data in ((READ, {"file_path": str(places["project"] / "a.py")}), (BASH, {"command": "make"})):
+        assert (decide(policy, spec, data).behavior, decide(policy, spec, data).decided_by) == ("ask", "guard")
 
 
 def test_structural_errors_name_the_line(places):

@@ -94,7 +94,8 @@ class LoopbackServer:
         self.httpd = Quiet(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.block_on_close = False
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll: `shutdown()` waits for the serving loop to look (0.5 s by default, per test)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:

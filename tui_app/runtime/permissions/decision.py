@@ -57,14 +57,6 @@ class PermissionPolicy(Protocol):
         ...
 
 
-_RANK = {"allow": 0, "ask": 1, "deny": 2}
-
-
-def strictest(*behaviors: Behavior) -> Behavior:
-    """deny > ask > allow."""
-    return max(behaviors, key=_RANK.__getitem__)
-
-
 def combine_with_hook(
     decision: PermissionDecision, hook_word: Behavior | None, hook_reason: str, spec: ToolSpec
 ) -> PermissionDecision:

@@ -40,8 +40,6 @@ from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy
 from tui_app.runtime.permissions.settings_writer import SettingsWriteError, append_rules, update_rules
 from tui_app.runtime.permissions.working_dirs import WorkingDirs
 
-DESTINATIONS = ("session", "localSettings", "projectSettings", "userSettings")
-
 
 @dataclass(frozen=True)
 class DenyGuard:

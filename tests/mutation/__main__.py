@@ -1,0 +1,5 @@
+import sys
+
+from tests.mutation.plugin import main
+
+sys.exit(main())
