@@ -122,10 +122,11 @@ async def test_a_filter_returns_only_matching_lines_and_passes_over_the_rest(tas
 
     async def written(text: str) -> None:  # reads return what the task's output file holds
         path = Path(env.services["background_tasks"].get("bash_1").path)
-        for _ in range(1000):
+        deadline = time.monotonic() + 60  # bash's 3,000 echoes take seconds on a loaded machine
+        while time.monotonic() < deadline:
             if path.exists() and text in path.read_text():
                 return
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.02)
         raise AssertionError(f"{text!r} never written")
 
     try:
@@ -136,11 +137,12 @@ async def test_a_filter_returns_only_matching_lines_and_passes_over_the_rest(tas
         assert "<output>\nline 2990\n" in text and "line 2999\nERROR disk full\n</output>" in text
         assert "line 1\n" not in text and "ERROR half" not in text  # an unfinished line waits for the next read
         gate.touch()
-        for _ in range(1000):  # until the rest of the line arrives (10 s at most); an unfinished line is not read
+        deadline = time.monotonic() + 60  # until the rest of the line arrives; an unfinished line is not read
+        while True:
             second = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False, "filter": "ERROR"})
-            if "(no new output)" not in second.model_content:
+            if "(no new output)" not in second.model_content or time.monotonic() > deadline:
                 break
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.02)
         assert "<output>\nERROR half a line\n</output>" in second.model_content
         plain = await call(env, "TaskOutput", {"task_id": "bash_1", "block": False})
         assert "(no new output)" in plain.model_content  # what the filter passed over is not read again
