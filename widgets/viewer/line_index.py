@@ -41,7 +41,11 @@ BLOCK_SIZE = 1 << 18
 MAX_LINE_BYTES = 10_000
 _BLOCK_CACHE = 64
 _LINE_CACHE = 4096
-_SIZE_CHECK_INTERVAL = 0.005
+#: how long a reader trusts the last size check. 0: every read checks. A truncation inside the
+#: window would have the read touch unmapped pages (SIGBUS kills the process, the test of a
+#: rotated log did that under load); since the bulk count moved to a child process the scanner
+#: thread rarely holds the GIL, so the fstat a read costs is cheap again
+_SIZE_CHECK_INTERVAL = 0.0
 #: unscanned bytes from which a child process counts the full blocks
 CHILD_SCAN_BYTES = 32 << 20
 #: the child: newline counts of whole blocks read from an inherited descriptor, 8 bytes each
