@@ -440,7 +440,10 @@ def run_sdk_command(args: argparse.Namespace) -> int:
 def exiting_on_signals() -> Iterator[None]:
     """Headless: SIGTERM or SIGHUP end the run the way an exception would, so the interpreter's
     exit handlers still stop every process group a tool started (the default action would skip
-    them and leave the children running). The previous handlers come back afterwards."""
+    them and leave the children running): the run's own task is cancelled, its `finally` blocks
+    close the session, and the process exits 128 + the signal. The previous handlers come back
+    afterwards."""
+    import asyncio  # the run it guards is an asyncio one: no start-up cost added
     import signal
     import threading
 
@@ -465,8 +468,8 @@ def exiting_on_signals() -> Iterator[None]:
         signal.signal(number, stop)
     try:
         yield
-    except BaseException as exc:
-        if received and type(exc).__name__ == "CancelledError":  # the run we cancelled
+    except asyncio.CancelledError:
+        if received:  # the run we cancelled
             raise SystemExit(128 + received[0]) from None
         raise
     else:

@@ -217,10 +217,13 @@ async def spawn_group(*argv: str, **kwargs: object) -> asyncio.subprocess.Proces
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            process = await starting
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+            kill_group((await starting).pid)
         raise
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a whole process group, if it is still there."""
+    _signal(pgid, (), signal.SIGKILL)
 
 
 def track(pgid: int) -> None:

@@ -14,13 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from tui_app.runtime.processes import spawn_group
+from tui_app.runtime.processes import kill_group, spawn_group
 from tui_app.runtime.reaper import unwatch_group, watch_group
 
 #: after SIGKILL, how long to wait for the kernel to take the process away
@@ -39,8 +37,7 @@ async def run_worker(script: Path, request: dict[str, Any]) -> Any:
     try:
         out, err = await process.communicate(json.dumps(request).encode("utf-8"))
     except BaseException:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
+        kill_group(process.pid)
         with contextlib.suppress(Exception):
             await asyncio.shield(asyncio.wait_for(process.wait(), KILL_WAIT_S))
         raise

@@ -41,11 +41,6 @@ BLOCK_SIZE = 1 << 18
 MAX_LINE_BYTES = 10_000
 _BLOCK_CACHE = 64
 _LINE_CACHE = 4096
-#: how long a reader trusts the last size check. 0: every read checks. A truncation inside the
-#: window would have the read touch unmapped pages (SIGBUS kills the process, the test of a
-#: rotated log did that under load); since the bulk count moved to a child process the scanner
-#: thread rarely holds the GIL, so the fstat a read costs is cheap again
-_SIZE_CHECK_INTERVAL = 0.0
 #: unscanned bytes from which a child process counts the full blocks
 CHILD_SCAN_BYTES = 32 << 20
 #: the child: newline counts of whole blocks read from an inherited descriptor, 8 bytes each
@@ -116,7 +111,6 @@ class LineIndex:
         self._mm: mmap.mmap | None = None
         self._size = 0
         self._generation = 0
-        self._checked = 0.0
         #: count big files in a child process (off when one cannot be started)
         self._use_child = True
         self._child: subprocess.Popen[bytes] | None = None
@@ -317,21 +311,18 @@ class LineIndex:
         self._blocks: OrderedDict[int, array] = OrderedDict()
         self._line_cache: OrderedDict[int, tuple[DecodedLine, int]] = OrderedDict()
 
-    def _mapping(self, always: bool = False) -> tuple[mmap.mmap | None, int]:
+    def _mapping(self) -> tuple[mmap.mmap | None, int]:
         """The mapping to read from, once the file is known not to have shrunk under it. Touching a
-        mapped page past the end of a truncated file kills the process (SIGBUS), so reads check the
-        size first and a shrunk file is re-mapped before it is read. Readers on the UI thread check
-        at most every few milliseconds: fstat releases the GIL, and getting it back from the busy
-        scanner costs up to a switch interval each time (one screen makes a hundred reads)."""
-        now = time.monotonic()
-        if always or now - self._checked >= _SIZE_CHECK_INTERVAL:
-            self._checked = now
-            try:
-                actual = os.fstat(self._fd).st_size
-            except OSError:
-                actual = self._size
-            if actual < self._size:
-                self._resize(actual)
+        mapped page past the end of a truncated file kills the process (SIGBUS), so every read
+        checks the size first and a shrunk file is re-mapped before it is read. (Checking only every
+        few milliseconds left a window that crashed the process under load; since the bulk count
+        runs in a child process the scanner thread rarely holds the GIL, so the fstat is cheap.)"""
+        try:
+            actual = os.fstat(self._fd).st_size
+        except OSError:
+            actual = self._size
+        if actual < self._size:
+            self._resize(actual)
         return self.snapshot()
 
     def _resize(self, size: int) -> bool:
@@ -384,7 +375,7 @@ class LineIndex:
             self._running.wait()
             if self._stop.is_set():
                 break
-            mm, size = self._mapping(always=True)
+            mm, size = self._mapping()
             with self._lock:
                 scanned = self._scanned
             if scanned < size and mm is not None:

@@ -8,15 +8,13 @@ number, and then parsed into the same FileHits the Python backend builds.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import shutil
-import signal
 import sys
 from pathlib import Path
 
-from tui_app.runtime.processes import spawn_group
+from tui_app.runtime.processes import kill_group, spawn_group
 from tui_app.tools.grep.search import (
     NEWLINE_MESSAGE,
     FileHits,
@@ -74,15 +72,10 @@ async def run_group(args: list[str], cwd: str) -> tuple[int, bytes, bytes]:
     try:
         out, err = await proc.communicate()
     except BaseException:
-        _kill_group(proc)
+        kill_group(proc.pid)
         await proc.wait()
         raise
     return proc.returncode or 0, out, err
-
-
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def failure_of(query: GrepQuery, stderr: str) -> SearchFailed:
