@@ -127,7 +127,7 @@ async def test_a_filter_returns_only_matching_lines_and_passes_over_the_rest(tas
             if path.exists() and text in path.read_text():
                 return
             await asyncio.sleep(0.02)
-        raise AssertionError(f"{text!r} never written")
+        raise AssertionError(f"{text!r} never written; the file holds {path.read_text()[-300:]!r}")
 
     try:
         await call(env, "Bash", {"command": command, "run_in_background": True})

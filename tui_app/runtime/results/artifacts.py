@@ -130,6 +130,9 @@ class ArtifactWriter:
         self.artifact_id = f"{_safe(call_id)}-{secrets.token_hex(4)}"
         self.path = store.directory / f"{self.artifact_id}{SUFFIX}"
         self._write_path = self.path if visible_while_writing else store.directory / f".{self.artifact_id}.tmp"
+        #: a file others read while it is written (a background task's output, which the model is
+        #: told to read) holds every chunk as it comes, not what Python's buffer let through
+        self._flush_each = visible_while_writing
         self.bytes = 0
         self.newlines = 0
         self._written_back = 0
@@ -161,6 +164,8 @@ class ArtifactWriter:
             return
         try:
             self._file.write(data)
+            if self._flush_each:
+                self._file.flush()
         except OSError as exc:
             self._fail(exc)
             return
