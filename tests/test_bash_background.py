@@ -208,15 +208,14 @@ def test_background_tasks_die_with_the_vigil_process(ending):
     mark = marker()
     code = f"""
         import asyncio, os
+        from tests.procs import wait_for_marker
         from tui_app.tools.bash.tasks import BackgroundTasks
 
         async def start():
             tasks = BackgroundTasks()
             await tasks.start("sh -c 'sleep {mark}1 & sleep {mark}2; wait'", "/tmp", call_id="x",
                               env=dict(os.environ))
-            while not any(1 for p in os.listdir("/proc") if p.isdigit() and "{mark}2" in
-                          open(f"/proc/{{p}}/cmdline", "rb").read().decode(errors="replace")):
-                await asyncio.sleep(0.02)
+            await wait_for_marker("{mark}2", timeout=20)
             print("running", flush=True)
 
         if "{ending}" == "asyncio_run_returns":
