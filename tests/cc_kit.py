@@ -6,10 +6,8 @@ Claude Code merges assistant turns that share a message id, so every reply gets 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.real_agents import claude_binary
+from tests.waiting import eventually
 from tests.wire_server import Captured, LoopbackServer, Reply, anthropic_events, sse
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.runtime.session import Session
@@ -105,13 +104,7 @@ def recorder(session: Session) -> list[Any]:
 
 async def wait_for(predicate: Callable[[], Any], what: str, deadline_s: float = DEADLINE_S) -> Any:
     """Wait for something to become true (an event arrived, a file changed), polling the loop."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out after {deadline_s:g}s waiting for {what}")
+    return await eventually(predicate, what, deadline_s)
 
 
 def first(events: list[Any], kind: str, **fields: Any) -> Any:

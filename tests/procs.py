@@ -5,10 +5,11 @@ killed orphan may stay a zombie; it runs nothing)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import time
+
+from tests.waiting import DEADLINE_S, eventually
 
 
 def marker() -> str:
@@ -60,17 +61,15 @@ def in_groups(pgids: set[int]) -> list[int]:
     return [pid for pid in live_pids() if (_stat(pid) or ("Z", -1))[1] in pgids]
 
 
-async def wait_for_marker(mark: str, count: int = 1, timeout: float = 10.0) -> dict[int, int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+async def wait_for_marker(mark: str, count: int = 1, timeout: float = DEADLINE_S) -> dict[int, int]:
+    def enough() -> dict[int, int] | None:
         found = with_marker(mark)
-        if len(found) >= count:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"no process with {mark} appeared")
+        return found if len(found) >= count else None
+
+    return await eventually(enough, f"{count} process(es) with {mark}", timeout)
 
 
-def wait_gone(mark: str, timeout: float = 5.0) -> dict[int, int]:
+def wait_gone(mark: str, timeout: float = 30.0) -> dict[int, int]:
     deadline = time.monotonic() + timeout
     while True:
         left = with_marker(mark)

@@ -16,6 +16,7 @@ import pytest
 
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone, with_marker
+from tests.waiting import DEADLINE_S
 from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import ScriptedModel, load_script
 from tui_app.runtime.permissions.decision import ModePolicy
@@ -68,12 +69,11 @@ async def test_start_read_incrementally_and_stop(task_env):
 
         gate.touch()
         seen = ""
-        for _ in range(500):  # up to 10 s for the shell to notice the gate
+        deadline = time.monotonic() + DEADLINE_S  # for the shell to notice the gate
+        while "second" not in seen and time.monotonic() < deadline:
             second = await call(env, "BashOutput", {"bash_id": "bash_1"}, "c3")  # legacy name, never blocks
             assert second.tool == "TaskOutput"
             seen += second.model_content
-            if "second" in seen:
-                break
             await asyncio.sleep(0.02)
         assert "second" in seen and "first" not in seen  # only what is new
 

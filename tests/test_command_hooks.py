@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.hook_helpers import SESSION, call, handler, live_members, make_hooks, one, script
+from tests.waiting import eventually
 
 ALLOW = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
 
@@ -320,10 +321,7 @@ async def test_a_cancelled_hook_is_killed(tmp_path):
     pids = tmp_path / "pids"
     hooks, rec = make_hooks(one("PermissionRequest", handler(script("sleepy.sh", pids))), tmp_path)
     task = asyncio.ensure_future(hooks.permission_request(call(), []))
-    for _ in range(100):
-        await asyncio.sleep(0.02)
-        if pids.exists() and pids.read_text().strip():
-            break
+    await eventually(lambda: pids.exists() and pids.read_text().strip(), "the hook to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

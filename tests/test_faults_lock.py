@@ -21,6 +21,7 @@ from tests.faults_kit import (
     write_script,
 )
 from tests.tui.helpers import screen_text
+from tests.waiting import eventually
 from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.session_lock import SessionInUse, SessionLock, holder
 
@@ -121,15 +122,7 @@ async def test_the_tui_offers_a_busy_session_read_only(tmp_path, monkeypatch):
             text = screen_text(app)
             assert "open in another Vigil" in text and "read-only" in text
             await pilot.press("r")
-            for _ in range(200):
-                if isinstance(app.screen, ReplayScreen):
-                    break
-                await pilot.pause(0.05)
-            assert isinstance(app.screen, ReplayScreen)
-            for _ in range(200):
-                if "Hello from the first run." in screen_text(app):
-                    break
-                await pilot.pause(0.05)
-            assert "Hello from the first run." in screen_text(app)
+            await eventually(lambda: isinstance(app.screen, ReplayScreen), "the replay screen")
+            await eventually(lambda: "Hello from the first run." in screen_text(app), "the replayed chat")
     finally:
         busy.release()

@@ -12,6 +12,7 @@ import pytest
 
 from tests.fakes import Recorder
 from tests.file_tools import external_write, file_env
+from tests.waiting import eventually
 from tui_app.runtime.contract import ToolFailure
 from tui_app.runtime.files.state import FileState, absolute_path
 from tui_app.runtime.permissions.decision import ModePolicy
@@ -24,12 +25,8 @@ def record_whole(fs: FileState, path) -> None:
                    mtime_ns=os.stat(path).st_mtime_ns, full=True)
 
 
-async def until(predicate, seconds: float = 10.0) -> None:
-    for _ in range(int(seconds / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not met in time")
+async def until(predicate) -> None:
+    await eventually(predicate, "the watcher's report")
 
 
 def test_paths_are_absolute_normalised_and_nfc():
@@ -70,7 +67,7 @@ async def test_the_watcher_reports_deletion_and_ignores_a_touch(tmp_path):
         gone.unlink()
         last.write_text("two\n")  # a marker: written after the touch, so once it is reported the touch was judged
         expected = {(str(gone), "deleted"), (str(last), "modified")}
-        await until(lambda: expected <= {(e.path, e.change) for e in rec.of("FileChangedExternally")}, 30)
+        await until(lambda: expected <= {(e.path, e.change) for e in rec.of("FileChangedExternally")})
         # one batch may report them in either order; the touch of `kept` is not among them
         assert sorted((e.path, e.change) for e in rec.of("FileChangedExternally")) == sorted(expected)
         assert fs.baseline(str(kept)).stale is None

@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from tests.file_tools import external_write, file_env
+from tests.waiting import eventually
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
@@ -62,10 +63,7 @@ async def test_an_outside_change_is_caught_by_the_watcher_and_then_the_edit_is_r
         await s.call("Read", {"file_path": str(target)})
         assert await s.fs.wait_until_watching()
         await external_write(target, "x = 100\n")
-        for _ in range(200):  # the watcher reports within its debounce; generous bound
-            if s.rec.of("FileChangedExternally"):
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: s.rec.of("FileChangedExternally"), "the watcher's report")
         [changed] = s.rec.of("FileChangedExternally")
         assert changed.path == os.path.realpath(target) and changed.change == "modified"
         assert s.fs.baseline(str(target)).stale == "modified"

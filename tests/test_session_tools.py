@@ -9,6 +9,7 @@ import threading
 
 from tests.fakes import make_env
 from tests.file_tools import READ
+from tests.waiting import eventually
 from tui_app.agents.builtin import run_turn
 from tui_app.assemble import SessionOptions, build_services, connect_services
 from tui_app.providers.scripted import Script, ScriptedModel
@@ -98,10 +99,7 @@ async def test_an_outside_change_in_a_live_session_is_an_event_in_its_log(tmp_pa
     file_state: FileState = session.services["file_state"]
     assert await file_state.wait_until_watching()
     (tmp_path / "a.txt").write_text("two\n")
-    for _ in range(200):
-        if file_state.baseline(str(tmp_path / "a.txt")).stale:
-            break
-        await asyncio.sleep(0.05)
+    await eventually(lambda: file_state.baseline(str(tmp_path / "a.txt")).stale, "the watcher's report")
     await asyncio.sleep(0.05)  # the event is delivered on the session's loop
     await session.close()
     changed = [e for e in read_events(tmp_path / "log" / "events.jsonl").events if e.type == "FileChangedExternally"]

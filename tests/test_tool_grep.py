@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.tool_harness import call, error_of, ok_text
+from tests.waiting import eventually
 from tui_app.runtime.contract import TimeoutPolicy
 from tui_app.runtime.events import ToolCallError, ToolCallResult, ToolCallStarted
 from tui_app.runtime.registry import model_schema
@@ -362,11 +363,7 @@ def alive(pid: int) -> bool:
 
 
 async def wait_for_file(path: Path) -> str:
-    for _ in range(200):
-        if path.exists() and path.read_text().strip():
-            return path.read_text()
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{path} never appeared")
+    return await eventually(lambda: path.exists() and path.read_text().strip() and path.read_text(), str(path))
 
 
 async def test_timeout_kills_the_whole_rg_process_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,6 @@ timeouts, a server killed mid-call, servers that fail to start, a tool list that
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 from tests.mcp.helpers import call, fixture, of, outcome, run_vigil, text_of
+from tests.waiting import eventually
 from tui_app.mcp.projection import tool_name
 
 
@@ -243,10 +243,7 @@ async def test_an_interrupted_call_is_cancelled_at_the_server(vigil_env, tmp_pat
         assert (ended.phase, ended.code) == ("cancel", "cancelled")
         assert ended.model_content == ("The user interrupted this call to MCP server fx; "
                                        "the server was asked to cancel it.")
-        for _ in range(100):
-            if (state / "cancelled").exists():
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: (state / "cancelled").exists(), "the server's cancellation")
         assert (state / "cancelled").read_text().startswith("cancelled at step")
         # a later call's answer comes down the same pipe after anything the server sent before it
         await session.run_turn("again")
@@ -279,10 +276,7 @@ async def test_a_dead_server_can_be_reconnected(vigil_env, tmp_path):
         assert info.log_path == str(manager.log_path("fx"))
         first_pid = int((state / "server-pid").read_text())
         os.kill(first_pid, signal.SIGKILL)
-        for _ in range(250):
-            if manager.info("fx").status == "failed":
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: manager.info("fx").status == "failed", "the server marked failed")
         assert manager.info("fx").status == "failed"
         assert [e.status for e in events if e.type == "McpServerStatus"][-1] == "failed"
         assert "fixture server" in manager.read_log("fx")

@@ -1,0 +1,39 @@
+"""Waiting for an event in a test: poll until it happened, with a deadline generous enough for a
+machine whose cores are all busy. The deadline only bounds a failure; a passing test never waits
+for it, so it costs nothing to be generous."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: ten times anything the suite waits for on a loaded 2-core machine
+DEADLINE_S = 60.0
+
+
+async def eventually(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE_S,
+                     interval: float = 0.02) -> Any:
+    """The predicate's first truthy value; an AssertionError naming `what` after `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(interval)
+
+
+def eventually_sync(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE_S,
+                    interval: float = 0.02) -> Any:
+    """`eventually` for a test without an event loop."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
