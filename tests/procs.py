@@ -69,7 +69,7 @@ async def wait_for_marker(mark: str, count: int = 1, timeout: float = DEADLINE_S
     return await eventually(enough, f"{count} process(es) with {mark}", timeout)
 
 
-def wait_gone(mark: str, timeout: float = 30.0) -> dict[int, int]:
+def wait_gone(mark: str, timeout: float = DEADLINE_S) -> dict[int, int]:
     deadline = time.monotonic() + timeout
     while True:
         left = with_marker(mark)

@@ -16,7 +16,7 @@ import pytest
 
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone, with_marker
-from tests.waiting import DEADLINE_S
+from tests.waiting import DEADLINE_S, HANG_S
 from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import ScriptedModel, load_script
 from tui_app.runtime.permissions.decision import ModePolicy
@@ -187,7 +187,7 @@ async def test_no_background_task_survives_the_session(tmp_path):
         began = time.monotonic()
         await session.close()
         # the TERM-ignoring one needed the KILL after the grace (1 s here), and got it
-        assert 1.0 <= time.monotonic() - began < 1.0 + 3
+        assert 1.0 <= time.monotonic() - began < HANG_S
         for mark in marks:
             assert with_marker(mark) == {}
     finally:
@@ -215,7 +215,7 @@ def test_background_tasks_die_with_the_vigil_process(ending):
             tasks = BackgroundTasks()
             await tasks.start("sh -c 'sleep {mark}1 & sleep {mark}2; wait'", "/tmp", call_id="x",
                               env=dict(os.environ))
-            await wait_for_marker("{mark}2", timeout=20)
+            await wait_for_marker("{mark}2", timeout=60)
             print("running", flush=True)
 
         if "{ending}" == "asyncio_run_returns":
@@ -228,7 +228,7 @@ def test_background_tasks_die_with_the_vigil_process(ending):
         proc = _python(code)
         out, err = proc.communicate(timeout=30)
         assert "running" in out, err
-        assert wait_gone(mark, timeout=3) == {}
+        assert wait_gone(mark) == {}
     finally:
         kill_marked(mark)
 
@@ -259,7 +259,7 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt():
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert out.strip() == "cancelled", err
-        assert wait_gone(mark, timeout=3) == {}
+        assert wait_gone(mark) == {}
     finally:
         kill_marked(mark)
 
@@ -281,7 +281,7 @@ def test_a_headless_run_killed_by_a_signal_takes_its_commands_with_it(tmp_path, 
         assert len(with_marker(mark)) >= 2, "the command did not start"
         run.send_signal(how)
         assert run.wait(20) == 128 + how
-        assert wait_gone(mark, timeout=10) == {}
+        assert wait_gone(mark) == {}
         (log,) = (tmp_path / "home" / "sessions").glob("*/events.jsonl")
         kinds = [json.loads(line)["type"] for line in log.read_text().splitlines()]
         assert "ToolCallStarted" in kinds and kinds[-1] == "SessionEnded"  # a log that ends cleanly

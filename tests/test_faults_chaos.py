@@ -34,6 +34,7 @@ from tests.faults_kit import (
     wait_until_gone,
     write_script,
 )
+from tests.waiting import DEADLINE_S
 from tui_app.runtime.eventlog import read_events
 
 KILL_POINTS = 30
@@ -93,7 +94,7 @@ def test_a_session_killed_at_any_point_leaves_a_whole_log_whole_files_and_no_pro
         process.send_signal(signal.SIGKILL)
         process.wait(10)
 
-        left, _ = wait_until_gone(mark, timeout=10)  # generous: the reaper takes well under a second
+        left, _ = wait_until_gone(mark, timeout=DEADLINE_S)
         assert left == [], f"processes of the killed run survived: {left}"
         check_whole_files(project)
         if not session_dirs(home):

@@ -34,6 +34,7 @@ from tests.faults_kit import (
     write_script,
 )
 from tests.mcp.helpers import fixture
+from tests.waiting import DEADLINE_S, HANG_S
 from tui_app.runtime.contract import TimeoutPolicy
 from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.pipeline import ToolCall, run_call
@@ -99,7 +100,7 @@ def test_kill_9_of_vigil_leaves_no_command_task_or_mcp_server(tmp_path, project)
                  60, "the command, the task and the MCP server", process)
         process.send_signal(signal.SIGKILL)
         process.wait(10)
-        left, _ = wait_until_gone(mark, timeout=10)
+        left, _ = wait_until_gone(mark, timeout=DEADLINE_S)
         assert left == [], f"survived Vigil's kill -9: {[(p, cmdline(p)) for p in left]}"
         assert not touched.exists()
     finally:
@@ -118,7 +119,7 @@ def test_kill_9_of_vigil_while_a_hook_runs_leaves_no_hook(tmp_path, project):
         wait_for(lambda: seen(mark, "sleep 600"), 60, "the hook", process)
         process.send_signal(signal.SIGKILL)
         process.wait(10)
-        left, _ = wait_until_gone(mark, timeout=10)
+        left, _ = wait_until_gone(mark, timeout=DEADLINE_S)
         assert left == []
     finally:
         kill_marked(mark)
@@ -140,7 +141,7 @@ def test_sigterm_ends_a_run_whose_command_ignores_term(tmp_path, project):
         wait_for(lambda: seen(mark, "sleep 300"), 60, "the command", process)
         terminate(process)
         assert process.returncode == 143, "the orderly way out (not the hard deadline)"
-        assert wait_until_gone(mark, timeout=10)[0] == []
+        assert wait_until_gone(mark, timeout=DEADLINE_S)[0] == []
         (session,) = session_dirs(tmp_path / "home")
         assert read_events(session / "events.jsonl").events[-1].type == "SessionEnded"
     finally:
@@ -159,7 +160,7 @@ def test_sigterm_ends_a_run_in_a_hook_that_ignores_term(tmp_path, project):
         wait_for(lambda: seen(mark, "sleep 400"), 60, "the hook", process)
         terminate(process)
         assert process.returncode == 143, "the orderly way out (not the hard deadline)"
-        assert wait_until_gone(mark, timeout=10)[0] == []
+        assert wait_until_gone(mark, timeout=DEADLINE_S)[0] == []
     finally:
         kill_marked(mark)
 
@@ -184,7 +185,7 @@ def test_when_the_orderly_way_out_takes_too_long_the_hard_deadline_ends_it_and_n
         _, err = process.communicate(timeout=90)
         assert process.returncode == 1, "faulthandler's exit, not the orderly 143"
         assert b"Timeout (0:00:00.500000)!" in err  # the threads' stacks, for the bug report
-        assert wait_until_gone(mark, timeout=10)[0] == []
+        assert wait_until_gone(mark, timeout=DEADLINE_S)[0] == []
     finally:
         kill_marked(mark)
 
@@ -203,7 +204,7 @@ def test_sigterm_ends_a_run_in_a_search_that_would_never_end(tmp_path, project):
         wait_for(lambda: seen(mark, "artifact_scan.py"), 60, "the search", process)
         terminate(process)
         assert process.returncode == 143, "the orderly way out (not the hard deadline)"
-        assert wait_until_gone(mark, timeout=10)[0] == []
+        assert wait_until_gone(mark, timeout=DEADLINE_S)[0] == []
     finally:
         kill_marked(mark)
 
@@ -253,7 +254,7 @@ def test_a_hook_that_leaves_a_background_child_answers_when_it_exits(tmp_path, p
                                               "permissionDecisionReason": "not today"}})
     settings = tmp_path / "settings.json"
     settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": f"sleep 777 & echo '{deny}'; exit 0", "timeout": 8}]}]}}))
+        {"type": "command", "command": f"sleep 777 & echo '{deny}'; exit 0", "timeout": 200}]}]}}))
     script = write_script(tmp_path / "s.json", [{"text": "x", "tool_calls": [
         {"id": "b", "name": "Bash", "input": {"command": "echo hi"}}]}, {"text": "ok"}])
     home = tmp_path / "home"
@@ -266,10 +267,10 @@ def test_a_hook_that_leaves_a_background_child_answers_when_it_exits(tmp_path, p
         assert len(runs) == 1
         run = runs[0]
         assert run["status"] != "timeout" and run["exit_code"] == 0 and run["decision"] == "deny"
-        assert run["duration_ms"] < 8000  # answered on its exit, not at the timeout
+        assert run["duration_ms"] < HANG_S * 1000  # answered on its exit, not at the timeout
         (error,) = [e for e in events if e["type"] == "ToolCallError"]
         assert error["code"] == "hook_denied" and "not today" in error["message"]
-        assert wait_until_gone(mark, timeout=10)[0] == [], "the hook's `sleep 777` outlived it"
+        assert wait_until_gone(mark, timeout=DEADLINE_S)[0] == [], "the hook's `sleep 777` outlived it"
     finally:
         kill_marked(mark)
 

@@ -201,7 +201,7 @@ async def test_a_client_session_takes_turns_switches_mode_and_model_and_can_be_i
         assert isinstance(result, ResultMessage)
         assert (result.subtype, result.is_error) == ("error_during_execution", True)
         assert result.stop_reason == "tool_use"
-        assert wait_gone(mark, timeout=30) == {}  # the interrupt killed the command
+        assert wait_gone(mark) == {}  # the interrupt killed the command
         assert [m.model for m in seen if isinstance(m, AssistantMessage)][-1] == "claude-other"
         await client.query("still there?")  # the session takes further turns
         after = [m async for m in client.receive_response()]

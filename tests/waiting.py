@@ -37,3 +37,8 @@ def eventually_sync(predicate: Callable[[], Any], what: str, timeout: float = DE
         if time.monotonic() >= end:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(interval)
+
+
+#: a call that takes longer than this hung: the tests' `sleep`s last 50 minutes (tests/procs.marker)
+#: and their timeouts are set longer than this, so only a hang crosses it, never a slow machine
+HANG_S = 60.0

@@ -49,7 +49,7 @@ async def test_esc_stops_a_long_command_and_what_it_started(tmp_path, monkeypatc
         assert app.controls.busy
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.events_of("UserMessage"), "the command to end")
-        assert wait_gone(tag, timeout=30) == {}  # the shell and both sleeps, the one in the background too
+        assert wait_gone(tag) == {}  # the shell and both sleeps, the one in the background too
         [row] = app.main.table.rows.rows
         assert row.state == "cancelled"
         assert "[interrupted by the user]" in app.events_of("UserMessage")[0].text
