@@ -8,7 +8,7 @@
    killers first, then the most focused — within a budget of measured seconds (`--again N`: a
    survivor runs again with N times the budget) —
    and stops at the first failure. A child that outlives its deadline was stuck (a mutant that
-   loops): killed. Mutants listed in `equivalent.txt` are not run.
+   loops): killed. Mutants listed in `equivalent/*.txt` are not run.
 3. The report: every surviving mutant with where it is, then
    `mutation score: K/N killed (S surviving, E equivalent)`.
 """
@@ -37,7 +37,7 @@ from tests.mutation.mutants import Mutant, iter_targets
 from tests.mutation.scope import TARGETS
 
 ROOT = Path(__file__).resolve().parents[2]
-EQUIVALENT_FILE = Path(__file__).with_name("equivalent.txt")
+EQUIVALENT_DIR = Path(__file__).with_name("equivalent")
 
 
 @dataclass
@@ -59,18 +59,17 @@ class Options:
     again: float = 0
 
 
-def read_equivalents(path: Path = EQUIVALENT_FILE) -> dict[str, str]:
-    """`mutant id  — reason` lines (see equivalent.txt)."""
+def read_equivalents(folder: Path = EQUIVALENT_DIR) -> dict[str, str]:
+    """`mutant id  — reason` lines, one file a mutated module (see equivalent/README)."""
     found: dict[str, str] = {}
-    if not path.exists():
-        return found
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        mutant_id, sep, reason = line.partition("  — ")
-        if not sep or not reason.strip():
-            raise SystemExit(f"equivalent.txt: no reason given for {line!r}")
-        found[mutant_id.strip()] = reason.strip()
+    for path in sorted(folder.glob("*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            mutant_id, sep, reason = line.partition("  — ")
+            if not sep or not reason.strip():
+                raise SystemExit(f"{path.name}: no reason given for {line!r}")
+            found[mutant_id.strip()] = reason.strip()
     return found
 
 
@@ -458,7 +457,7 @@ class MutationPlugin:
             for r in broken:
                 print(f"  {r.mutant.id}: {r.killer}")
         if stale:
-            print(f"\nequivalent.txt names mutants that no longer exist ({len(stale)}):")
+            print(f"\nequivalent/ names mutants that no longer exist ({len(stale)}):")
             for s in stale:
                 print(f"  {s}")
         if self.options.report is not None:

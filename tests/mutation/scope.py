@@ -20,6 +20,9 @@ Left unmutated, on purpose:
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parents[2]
 
 #: file → the top-level functions / classes (qualname prefixes) to mutate; None: the whole file.
 #: `make mutate` mutates DECISIONS (what decides allow / ask / deny, within 15 minutes on two
@@ -93,4 +96,5 @@ TEST_FILES = (
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",
     "tests/test_attack_corpus.py",
+    *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )
