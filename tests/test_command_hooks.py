@@ -328,3 +328,34 @@ async def test_a_cancelled_hook_is_killed(tmp_path):
     leader, _child = map(int, pids.read_text().split())
     assert live_members(leader) == []
     assert runs(rec)[-1].status == "cancelled"
+
+
+async def test_a_hook_cancelled_while_asyncio_still_connects_its_pipes_leaves_nothing_running(
+        tmp_path, monkeypatch):
+    """A permission hook loses its race to the user's answer while it is still starting: forked
+    (and forking), its pipes not yet connected. asyncio alone kills only the leader there, and on
+    Python 3.11 can wait for ever for pipes it never connected; the hook's whole group must go,
+    and the cancellation must end."""
+    pids = tmp_path / "pids"
+    # like sleepy.sh, but it forks before reading its input (which is only written once started)
+    hooks, _ = make_hooks(one("PermissionRequest", handler(f"sleep 300 & echo $$ $! > {pids}; sleep 300")),
+                          tmp_path)
+    loop = asyncio.get_running_loop()
+    real_exec = loop.subprocess_exec
+    forked = asyncio.Event()
+
+    async def slow_to_connect(*args, **kw):  # type: ignore[no-untyped-def]
+        started = asyncio.ensure_future(real_exec(*args, **kw))
+        await eventually(lambda: pids.exists() and pids.read_text().strip(), "the hook to fork")
+        forked.set()
+        await asyncio.sleep(0.5)  # still "starting" when the cancellation comes
+        return await started
+
+    monkeypatch.setattr(loop, "subprocess_exec", slow_to_connect)
+    task = asyncio.ensure_future(hooks.permission_request(call(), []))
+    await asyncio.wait_for(forked.wait(), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 60)
+    leader, _child = map(int, pids.read_text().split())
+    await eventually(lambda: live_members(leader) == [], "the hook's group to end")

@@ -23,11 +23,14 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from tui_app.runtime import shutdown
 from tui_app.runtime.reaper import unwatch_group, watch_group
+
+T = TypeVar("T")
 
 PROC = "/proc"
 POLL_S = 0.02
@@ -207,18 +210,44 @@ _lock = threading.Lock()
 _registered = False
 
 
-async def spawn_group(*argv: str, **kwargs: object) -> asyncio.subprocess.Process:
-    """`asyncio.create_subprocess_exec(…, start_new_session=True)` that a cancellation cannot cut in
-    half. Cancelled while asyncio connects the pipes, asyncio kills only the leader and may wait
-    for it for ever (seen: SIGTERM during a ReadArtifact search hung the exit). Here the start
-    runs to its end, the new group is killed, and the cancellation goes on."""
-    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(*argv, start_new_session=True, **kwargs))
+async def finish_despite_cancel(future: Awaitable[object]) -> bool:
+    """Await `future` to the end even when cancelled meanwhile (cleanup must complete); returns
+    whether a cancel arrived, so the caller can re-raise it afterwards."""
+    task = asyncio.ensure_future(future)
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(task)
+            return cancelled
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+            cancelled = True
+
+
+async def start_whole(spawn: Awaitable[T], end: Callable[[T], Awaitable[object]]) -> T:
+    """Await a process start that a cancellation cannot cut in half. Cancelled while it connects
+    the pipes, asyncio (3.11) kills only the leader and then waits for pipes that were never
+    connected, for ever (seen: SIGTERM during a ReadArtifact search hung the exit; a permission
+    hook that lost its race to the user's answer hung a test's teardown). Here the start runs to
+    its end, `end` stops what it started, and the cancellation goes on."""
+    starting = asyncio.ensure_future(spawn)
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            kill_group((await starting).pid)
+            await finish_despite_cancel(starting)
+            await finish_despite_cancel(end(starting.result()))
         raise
+
+
+async def spawn_group(*argv: str, **kwargs: object) -> asyncio.subprocess.Process:
+    """`asyncio.create_subprocess_exec(…, start_new_session=True)` started whole (`start_whole`);
+    cancelled, the new group is killed."""
+    async def end(process: asyncio.subprocess.Process) -> None:
+        kill_group(process.pid)
+
+    return await start_whole(asyncio.create_subprocess_exec(*argv, start_new_session=True, **kwargs), end)
 
 
 def kill_group(pgid: int) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tui_app.runtime.hooks.config import HookHandler
+from tui_app.runtime.processes import start_whole
 from tui_app.runtime.reaper import unwatch_group, watch_group
 
 MAX_OUTPUT_BYTES = 1 << 20
@@ -81,10 +82,10 @@ async def run_hook_process(
     argv = ["bash", "-c", handler.command] if handler.args is None else [handler.command, *handler.args]
     loop = asyncio.get_running_loop()
     try:
-        transport, protocol = await loop.subprocess_exec(
+        transport, protocol = await start_whole(loop.subprocess_exec(
             lambda: _HookProtocol(loop), *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True,
-        )
+        ), _end_unwanted)
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         return ProcessResult("spawn_failed", None, "", "", elapsed(), error=f"{argv[0]}: {reason}")
@@ -113,6 +114,15 @@ async def run_hook_process(
     finally:
         unwatch_group(pgid)
         transport.close()
+
+
+async def _end_unwanted(started: tuple[asyncio.SubprocessTransport, _HookProtocol]) -> None:
+    """A hook started just as its answer stopped being wanted (the race was lost, the turn ended)."""
+    transport, _ = started
+    pgid = transport.get_pid()
+    _signal_group(pgid, signal.SIGKILL)
+    transport.close()
+    await _group_gone(pgid)
 
 
 def _feed(transport: asyncio.SubprocessTransport, payload: bytes) -> None:

@@ -11,7 +11,6 @@ last stderr line would land before the end of stdout), for no gain worth it (tri
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 import subprocess
@@ -35,21 +34,6 @@ LATE_FORK_S = 2.0
 @cache
 def shell_path() -> str:
     return shutil.which("bash") or "/bin/sh"
-
-
-async def finish_despite_cancel(future: Awaitable[object]) -> bool:
-    """Await `future` to the end even when cancelled meanwhile (cleanup must complete); returns
-    whether a cancel arrived, so the caller can re-raise it afterwards."""
-    task = asyncio.ensure_future(future)
-    cancelled = False
-    while True:
-        try:
-            await asyncio.shield(task)
-            return cancelled
-        except asyncio.CancelledError:
-            if task.cancelled():
-                raise
-            cancelled = True
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -101,23 +85,17 @@ class ShellRun:
         argv = [shell_path(), "-c", command]
         if wrap is not None:
             argv = wrap(argv)
-        spawn = asyncio.ensure_future(loop.subprocess_exec(
+        async def end_unwanted(started: tuple[asyncio.SubprocessTransport, _Protocol]) -> None:
+            # the child may have forked already: end it all
+            run = cls(*started, command)
+            await run.stop(grace_s)
+            run.release()
+
+        transport, protocol = await proc_table.start_whole(loop.subprocess_exec(
             lambda: _Protocol(on_output, loop), *argv,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=cwd, env=env, start_new_session=True,
-        ))
-        try:
-            transport, protocol = await asyncio.shield(spawn)
-        except asyncio.CancelledError:
-            # the child may exist already (and may have forked): finish the spawn, then end it all
-            with contextlib.suppress(Exception):
-                await finish_despite_cancel(spawn)
-            if spawn.done() and not spawn.cancelled() and spawn.exception() is None:
-                transport, protocol = spawn.result()
-                run = cls(transport, protocol, command)
-                await run.stop(grace_s)
-                run.release()
-            raise
+        ), end_unwanted)
         return cls(transport, protocol, command)
 
     @property
@@ -169,7 +147,7 @@ class ShellRun:
         await self._finish(self._close_output())
 
     async def _finish(self, work: Awaitable[object]) -> None:
-        if await finish_despite_cancel(work):
+        if await proc_table.finish_despite_cancel(work):
             raise asyncio.CancelledError()
 
     async def _closed_within(self, seconds: float) -> bool:
