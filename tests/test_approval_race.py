@@ -14,6 +14,7 @@ import pytest
 from tests.fakes import Recorder, make_env
 from tests.hook_helpers import SESSION, handler, live_members, make_hooks, one, script
 from tests.perm_specs import BASH, DEPLOY, MCP_READ, RAN, BashInput, record
+from tests.waiting import DEADLINE_S
 from tui_app.runtime.contract import ApprovalPreview, PermissionSpec, ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
@@ -62,7 +63,7 @@ class Client(threading.Thread):
         self.seen: list[ApprovalRequest] = []
 
     def run(self) -> None:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + DEADLINE_S
         while not self.broker.pending() and time.monotonic() < deadline:
             time.sleep(0.002)
         if not self.broker.pending():
@@ -350,7 +351,7 @@ async def test_a_permission_hook_rewrite_that_hits_an_ask_rule_goes_to_the_user(
 
 
 def _answer_second_request(broker: ApprovalBroker) -> bool:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
         for request in broker.pending():
             if request.input["command"] == "git push origin":

@@ -226,7 +226,7 @@ def test_background_tasks_die_with_the_vigil_process(ending):
     """
     try:
         proc = _python(code)
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=DEADLINE_S)
         assert "running" in out, err
         assert wait_gone(mark) == {}
     finally:
@@ -252,12 +252,12 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt():
     """
     try:
         proc = _python(code)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + DEADLINE_S
         while len(with_marker(mark)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(with_marker(mark)) >= 2
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=DEADLINE_S)
         assert out.strip() == "cancelled", err
         assert wait_gone(mark) == {}
     finally:
@@ -275,12 +275,12 @@ def test_a_headless_run_killed_by_a_signal_takes_its_commands_with_it(tmp_path, 
                             "--permission-mode", "bypassPermissions"], cwd=tmp_path, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + DEADLINE_S
         while len(with_marker(mark)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(with_marker(mark)) >= 2, "the command did not start"
         run.send_signal(how)
-        assert run.wait(20) == 128 + how
+        assert run.wait(DEADLINE_S) == 128 + how
         assert wait_gone(mark) == {}
         (log,) = (tmp_path / "home" / "sessions").glob("*/events.jsonl")
         kinds = [json.loads(line)["type"] for line in log.read_text().splitlines()]

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.waiting import DEADLINE_S
 from widgets.viewer.line_index import LineIndex
 
 
@@ -169,7 +170,7 @@ def test_a_file_truncated_under_the_mapping_is_never_read_past_its_new_end(tmp_p
         # readers re-check the size every few milliseconds, not on every read: until they do, a
         # read may be short, never past the end (which would be SIGBUS, the end of this test run)
         assert index.decode(index.line_start(199_000) or 0).text in ("", "new first")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + DEADLINE_S
         while index.read(0, far) != b"new first\nnew second\n" and time.monotonic() < deadline:
             time.sleep(0.01)
         assert index.line_end(far) == far

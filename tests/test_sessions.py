@@ -16,6 +16,7 @@ import pytest
 from tests.agent_kit import LOOK, SHELL, call, events_of, make_session, reply, request_problems
 from tests.agent_kit import home as private_home
 from tests.fakes import SAFE, UNSAFE, work_spec
+from tests.waiting import DEADLINE_S
 from tests.wire_server import LoopbackServer
 from tui_app import cli
 from tui_app.agents.builtin import run_turn
@@ -98,7 +99,7 @@ async def test_a_session_killed_mid_call_resumes_and_nothing_is_run_again(home, 
         process = subprocess.Popen([sys.executable, "-c", CRASHING_RUN.format(root=str(ROOT)), server.url,
                                     str(tmp_path)], env={**os.environ, "VIGIL_HOME": str(home)})
         log = events_path("crashed-1")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + DEADLINE_S
         while b'"ToolCallStarted"' not in (log.read_bytes() if log.exists() else b""):
             assert process.poll() is None and time.monotonic() < deadline, "the run never started its call"
             await asyncio.sleep(0.05)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.procs import kill_marked, live_pids, marker, wait_gone, with_marker
+from tests.waiting import DEADLINE_S
 
 ROOT = Path(__file__).parent.parent
 pytestmark = pytest.mark.usefixtures("tmux_available")
@@ -126,7 +127,7 @@ def test_a_killed_vigil_takes_its_child_processes_with_it(tmp_path, how):
     try:
         term.wait_for(lambda s: "Ask the agent" in s and " · idle · " in s, "the prompt")
         term.keys("g", "o", "Enter")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + DEADLINE_S
         while len(with_marker(mark)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert len(with_marker(mark)) >= 2, "the command did not start"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.tool_harness import call, error_of, ok_text
-from tests.waiting import eventually
+from tests.waiting import DEADLINE_S, eventually
 from tui_app.runtime.contract import TimeoutPolicy
 from tui_app.runtime.events import ToolCallError, ToolCallResult, ToolCallStarted
 from tui_app.runtime.registry import model_schema
@@ -374,7 +374,7 @@ async def test_timeout_kills_the_whole_rg_process_group(tmp_path: Path, monkeypa
     outcome = await call(quick, {"pattern": "x"}, tmp_path)
     assert isinstance(outcome, ToolCallError) and outcome.code == "timeout"
     shell, child = map(int, (await wait_for_file(pids)).split())
-    deadline = time.monotonic() + 10  # the kernel takes a killed group away in its own time
+    deadline = time.monotonic() + DEADLINE_S  # the kernel takes a killed group away in its own time
     while (alive(shell) or alive(child)) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert not alive(shell) and not alive(child)
@@ -389,7 +389,7 @@ async def test_cancelling_the_call_kills_rg(tmp_path: Path, monkeypatch: pytest.
     task.cancel()
     outcome = await task
     assert isinstance(outcome, ToolCallError) and outcome.code == "cancelled"
-    deadline = time.monotonic() + 10  # the TERM, and the KILL after the grace, take their time on a busy machine
+    deadline = time.monotonic() + DEADLINE_S  # the TERM, and the KILL after the grace, take their time
     while (alive(shell) or alive(child)) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert not alive(shell) and not alive(child)
@@ -420,7 +420,7 @@ async def test_a_search_cancelled_while_rg_is_still_starting_leaves_no_process(
     outcome = await task
     assert isinstance(outcome, ToolCallError) and outcome.code == "cancelled"
     shell, child = map(int, pids.read_text().split())
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + DEADLINE_S
     while (alive(shell) or alive(child)) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert not alive(shell) and not alive(child)

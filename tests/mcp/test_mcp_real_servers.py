@@ -25,6 +25,7 @@ from tests.mcp.helpers import (
     run_vigil,
     text_of,
 )
+from tests.waiting import DEADLINE_S
 
 pytestmark = pytest.mark.usefixtures("node_servers")
 
@@ -244,7 +245,7 @@ def everything_over(transport: str, path: str, log_path: Path):
     process = subprocess.Popen(["node", str(EVERYTHING_JS), transport], env={**os.environ, "PORT": str(port)},
                                stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + DEADLINE_S
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
