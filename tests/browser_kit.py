@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.needs import require
+from tests.waiting import DEADLINE_S
 
 ROOT = Path(__file__).parent.parent
 CHROMIUM = os.environ.get("VIGIL_CHROMIUM", "/usr/bin/chromium")
@@ -107,7 +108,7 @@ class Served:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
+                self.process.wait(DEADLINE_S)
         self.log.close()
 
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from tests.fakes import make_env
 from tests.perm_specs import MCP_READ, record
+from tests.waiting import DEADLINE_S
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.hooks.runner import HookCall, NoHooks, PermissionHookAnswer
@@ -163,4 +164,4 @@ def decision_of_request(resolved: list, request_id: str):
 @given(scenarios)
 def test_random_interleavings_resolve_every_request_exactly_once(scenario):
     call_plans, interactive, abort_at, parallel = scenario
-    asyncio.run(asyncio.wait_for(play(call_plans, interactive, abort_at, parallel), 20))
+    asyncio.run(asyncio.wait_for(play(call_plans, interactive, abort_at, parallel), DEADLINE_S))

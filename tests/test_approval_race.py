@@ -71,7 +71,7 @@ class Client(threading.Thread):
         request = self.broker.pending()[0]
         self.seen.append(request)
         if self.wait_for is not None:
-            self.wait_for.wait(10)
+            self.wait_for.wait(DEADLINE_S)
         time.sleep(self.delay)
         self.results.append(self.broker.answer(request.request_id, self.decide(request)))
 

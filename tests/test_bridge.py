@@ -6,7 +6,7 @@ import threading
 import time
 
 from tests.fakes import SAFE, work_spec
-from tests.waiting import HANG_S
+from tests.waiting import DEADLINE_S, HANG_S
 from tui_app.agents.builtin import run_turn
 from tui_app.app.bridge import SessionRunner
 from tui_app.providers.scripted import Script, ScriptedModel
@@ -52,7 +52,7 @@ def test_a_turn_runs_on_the_runtime_thread_and_an_answer_crosses_back(tmp_path):
     request = wait_for(runner, "PermissionRequested", seen)
     assert runner.session.broker.answer(request.request_id, ApprovalAnswer(
         "allow", input_sha256=request.input_sha256))
-    result = future.result(10)
+    result = future.result(DEADLINE_S)
     assert result.reason == "completed" and result.text == "Changed."
     assert threads == {"vigil-runtime"}
     wait_for(runner, "TurnEnded", seen)
@@ -70,6 +70,6 @@ def test_close_interrupts_a_running_turn(tmp_path):
     began = time.monotonic()
     runner.close()
     assert time.monotonic() - began < HANG_S  # not the call's ten minutes
-    assert future.result(1).reason == "interrupted"
+    assert future.result(DEADLINE_S).reason == "interrupted"
     types = [e.type for e in seen + runner.drain()]
     assert "SessionEnded" in types

@@ -92,7 +92,7 @@ def test_a_session_killed_at_any_point_leaves_a_whole_log_whole_files_and_no_pro
                  f"{kill_at} events in the log")
         time.sleep(rng.uniform(0, 0.05))
         process.send_signal(signal.SIGKILL)
-        process.wait(10)
+        process.wait(DEADLINE_S)
 
         left, _ = wait_until_gone(mark, timeout=DEADLINE_S)
         assert left == [], f"processes of the killed run survived: {left}"

@@ -21,7 +21,7 @@ from tests.faults_kit import (
     write_script,
 )
 from tests.tui.helpers import screen_text
-from tests.waiting import eventually
+from tests.waiting import DEADLINE_S, eventually
 from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.session_lock import SessionInUse, SessionLock, holder
 
@@ -64,7 +64,7 @@ def test_two_concurrent_resumes_one_runs_the_other_is_refused_naming_it(tmp_path
         assert [s["status"] for s in listed] == ["running"]
 
         writer.send_signal(signal.SIGKILL)  # however it ends, the kernel drops the lock
-        writer.wait(10)
+        writer.wait(DEADLINE_S)
         third = run_vigil(resume_args(session.name, project, write_script(tmp_path / "c.json", [{"text": "Back."}])),
                           home)
         assert third.returncode == 0, third.stderr

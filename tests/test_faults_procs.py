@@ -99,7 +99,7 @@ def test_kill_9_of_vigil_leaves_no_command_task_or_mcp_server(tmp_path, project)
         wait_for(lambda: seen(mark, "sleep 47") and seen(mark, "sleep 600") and seen(mark, "fixture_server"),
                  60, "the command, the task and the MCP server", process)
         process.send_signal(signal.SIGKILL)
-        process.wait(10)
+        process.wait(DEADLINE_S)
         left, _ = wait_until_gone(mark, timeout=DEADLINE_S)
         assert left == [], f"survived Vigil's kill -9: {[(p, cmdline(p)) for p in left]}"
         assert not touched.exists()
@@ -118,7 +118,7 @@ def test_kill_9_of_vigil_while_a_hook_runs_leaves_no_hook(tmp_path, project):
     try:
         wait_for(lambda: seen(mark, "sleep 600"), 60, "the hook", process)
         process.send_signal(signal.SIGKILL)
-        process.wait(10)
+        process.wait(DEADLINE_S)
         left, _ = wait_until_gone(mark, timeout=DEADLINE_S)
         assert left == []
     finally:

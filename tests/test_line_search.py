@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.waiting import DEADLINE_S
 from widgets.viewer.line_search import Query, SearchError, SearchRun, count, find, find_wrapping
 
 QUERIES = ["ab", "xa", "a+b", "^x", "b$", "abx", "b.a", "[ab]x"]
@@ -105,7 +106,7 @@ def test_a_search_run_reports_the_match_first_then_the_count():
 
     SearchRun(data, len(data), Query.parse("needle"), 3, True,
               lambda m, w: events.append(("found", m.start, w)), counted).start()
-    assert done.wait(5)
+    assert done.wait(DEADLINE_S)
     assert events[0] == ("found", 11, False)
     assert events[-1] == ("count", 2, True)
 
@@ -128,5 +129,5 @@ def test_a_search_stops_when_the_file_no_longer_holds_what_it_scans():
     found = []
     run = SearchRun(data, len(data), Query.parse("needle"), 0, True, lambda m, w: found.append(m),
                     still_readable=lambda: False).start()
-    run.join(5)
+    run.join(DEADLINE_S)
     assert found == [] and run.cancelled

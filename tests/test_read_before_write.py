@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from tests.file_tools import external_write, file_env
-from tests.waiting import eventually
+from tests.waiting import DEADLINE_S, eventually
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.executor import TurnControl, run_batch
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
@@ -229,7 +229,7 @@ async def test_a_cancelled_write_keeps_the_lock_until_its_write_has_finished(tmp
     order: list[str] = []
 
     def slow_write() -> None:
-        release.wait(10)
+        release.wait(DEADLINE_S)
         order.append("first write done")
 
     first = asyncio.ensure_future(s.fs.mutate(path, slow_write))
@@ -241,5 +241,5 @@ async def test_a_cancelled_write_keeps_the_lock_until_its_write_has_finished(tmp
     await asyncio.sleep(0.2)
     assert order == [] and not second.done()  # … but the next writer still waits for the disk
     release.set()
-    await asyncio.wait_for(second, timeout=10)
+    await asyncio.wait_for(second, timeout=DEADLINE_S)
     assert order == ["first write done", "second write"]

@@ -16,6 +16,7 @@ from typing import ClassVar
 import pytest
 
 from tests.fakes import make_env
+from tests.waiting import DEADLINE_S
 from tui_app.runtime.contract import TimeoutPolicy
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.permissions.decision import ModePolicy
@@ -61,7 +62,7 @@ class Site(BaseHTTPRequestHandler):
         elif self.path == "/long":
             self.send(200, b"<html><body>" + b"<p>paragraph of text</p>" * 20000 + b"</body></html>")
         elif self.path == "/slow":
-            self.release.wait(10)
+            self.release.wait(DEADLINE_S)
             self.send(200, b"late")
         elif self.path == "/image":
             self.send(200, b"\x89PNG\r\n\x1a\n" + bytes(100), "image/png")

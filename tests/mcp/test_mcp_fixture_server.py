@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tests.mcp.helpers import call, fixture, of, outcome, run_vigil, text_of
-from tests.waiting import eventually
+from tests.waiting import DEADLINE_S, eventually
 from tui_app.mcp.projection import tool_name
 
 
@@ -66,7 +66,7 @@ def test_a_server_killed_mid_call_fails_that_call_and_a_later_call_starts_it_aga
 
     def kill_each_slow_call(times: int) -> None:
         for _ in range(times):
-            if not wait_for(state / "pid", 20):
+            if not wait_for(state / "pid", DEADLINE_S):
                 return
             pid = int((state / "pid").read_text())
             (state / "pid").unlink()
@@ -80,7 +80,7 @@ def test_a_server_killed_mid_call_fails_that_call_and_a_later_call_starts_it_aga
              {"tool_calls": [call("last", "mcp__fx__echo", {"text": "still?"})]},
              {"text": "I will tell the user the server is gone."}]
     code, events = run_vigil(vigil_env, steps, {"fx": fixture(state)}, *ALLOW_ALL)
-    killer.join(5)
+    killer.join(DEADLINE_S)
     assert code == 0
     slow = outcome(events, "slow")
     assert (slow["phase"], slow["code"], slow["side_effects"]) == ("execute", "execution_failed", "unknown")

@@ -255,7 +255,7 @@ def everything_over(transport: str, path: str, log_path: Path):
         yield f"http://127.0.0.1:{port}{path}"
     finally:
         process.terminate()
-        process.wait(10)
+        process.wait(DEADLINE_S)
         log.close()
 
 
