@@ -27,7 +27,7 @@ def make_runner(tmp_path, steps) -> SessionRunner:
     return SessionRunner(session)
 
 
-def wait_for(runner: SessionRunner, kind: str, seen: list, timeout: float = 10.0):
+def wait_for(runner: SessionRunner, kind: str, seen: list, timeout: float = DEADLINE_S):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         seen.extend(runner.drain())

@@ -22,7 +22,7 @@ def reference_starts(data: bytes) -> list[int]:
     return starts
 
 
-def wait(condition, timeout: float = 10.0) -> None:
+def wait(condition, timeout: float = DEADLINE_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"

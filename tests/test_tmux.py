@@ -69,7 +69,7 @@ class Terminal:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=20)
 
 
-def wait_exited(pid: int, timeout: float = 30.0) -> None:
+def wait_exited(pid: int, timeout: float = DEADLINE_S) -> None:
     """Vigil's process has ended (a zombie tmux has not reaped yet counts: it runs nothing)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
+from tests.waiting import DEADLINE_S
 from widgets.viewer.artifact_lines import ArtifactLines
 from widgets.viewer.artifact_viewer import ArtifactViewer
 
@@ -27,7 +28,7 @@ class ViewerApp(App[None]):
         return self.query_one(ArtifactLines)
 
 
-async def wait_for(pilot: Pilot, condition, timeout: float = 30.0, what: str = "condition") -> None:
+async def wait_for(pilot: Pilot, condition, timeout: float = DEADLINE_S, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

@@ -10,6 +10,8 @@ from typing import Any
 from rich.segment import Segment
 from textual.app import App
 
+from tests.waiting import DEADLINE_S
+
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -77,7 +79,7 @@ def style_of(app: App[Any], text: str, offset: int = 0) -> Any:
     return style_at(app, y, x + offset)
 
 
-async def wait_until(pilot: Any, condition: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+async def wait_until(pilot: Any, condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
