@@ -58,9 +58,9 @@ class ReadPath:
     source: str
     paths: tuple[str, ...] | None
     #: a directory read with everything below it (grep -r, rg …)
-    recursive: bool = False
+    recursive: bool
     #: which simple command of the line reads it (-1: a redirection of the line)
-    command: int = -1
+    command: int
 
 
 @dataclass
@@ -72,7 +72,9 @@ class Reading:
     reads: list[ReadPath] = field(default_factory=list)
     #: the directories the line may end up in (after its `cd`s); None once one is unknown
     dirs: tuple[str, ...] | None = None
-    #: for each simple command of the line: is it a known read-only command on its own?
+    #: for each simple command of the line: is it a known read-only command on its own? (An input
+    #: redirection from a path only known at run time makes every command of the line unknown:
+    #: redirections are the line's, not tied to the command they feed.)
     known: list[bool] = field(default_factory=list)
     #: syntax in which bash may run commands no simple command shows (`[[ ]]`, `$(( ))`, `${x:…}`)
     hidden: list[str] = field(default_factory=list)
@@ -89,10 +91,10 @@ HIDDEN_EXECUTION = frozenset({"test_command", "arithmetic_expansion", "expansion
 
 def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
     """Is the line read-only, and what do its known commands read? See the module docstring."""
-    if not parsed.ok:
-        return Reading(False, parsed.error or "the command cannot be read")
+    if parsed.error is not None:
+        return Reading(False, parsed.error)
     where = where or NOWHERE
-    reading = Reading(True, dirs=where.dirs)
+    reading = Reading(True)
     reading.hidden = sorted(parsed.node_types & HIDDEN_EXECUTION)
     odd = sorted(parsed.node_types - ALLOWED_NODES)
     if odd:
@@ -101,8 +103,9 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
         if redirect.writes:
             reading.refuse(f"it writes to {redirect.target.source}")
     lost = False  # a `cd` to a place only known at run time
+    dirs = where.dirs  # where the line may be by now (after its known `cd`s)
     for index, cmd in enumerate(parsed.commands):
-        here = Where(reading.dirs or where.dirs, where.home)
+        here = Where(dirs, where.home)
         why = _command_problem(cmd, here)
         use = why or program_use(cmd)
         if isinstance(use, str):
@@ -130,23 +133,24 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
             if target is None:
                 lost = True
             else:
-                reading.dirs = tuple(dict.fromkeys((*here.dirs, *target)))
+                dirs = tuple(dict.fromkeys((*here.dirs, *target)))
     for redirect in parsed.redirects:
         if redirect.reads:
-            found = _read(redirect.target, Where(reading.dirs or where.dirs, where.home), lost, False)
+            found = _read(redirect.target, Where(dirs, where.home), lost, False)
             if found.paths is None:
                 reading.refuse(f"it reads `{redirect.target.source}`, a path only known at run time")
+                # no command of the line may then run on its own (`cat < $CREDENTIALS`, `cd - && wc < .env`)
+                reading.known = [False] * len(reading.known)
             else:
                 reading.reads.append(found)
-    if lost:
-        reading.dirs = None
+    reading.dirs = None if lost else dirs
     return reading
 
 
 MOVERS = frozenset({"cd", "pushd", "popd"})
 
 
-def _command_problem(cmd: SimpleCommand, where: Where) -> str:
+def _command_problem(cmd: SimpleCommand, where: Where) -> str | None:
     for assignment in cmd.assignments:
         name, _, value = assignment.partition("=")
         if (name not in SAFE_ASSIGNMENTS and not name.startswith("LC_")) or any(c in value for c in "$`~"):
@@ -160,17 +164,18 @@ def _command_problem(cmd: SimpleCommand, where: Where) -> str:
         names = glob_names(word, where)
         if names is None:
             return f"`{word.source}` is only known at run time"
-        if _glob_first(word) and any(n.startswith("-") for n in names):
+        if any(n.startswith("-") for n in names) and _glob_first(word):
             return f"`{word.source}` matches a file whose name starts with `-` (it would be read as an option)"
     if word_text(cmd.words[0]) is None:
         return f"the program `{cmd.words[0].source}` is only known at run time"
-    return ""
+    return None
 
 
 def _glob_first(word: Word) -> bool:
-    """The word starts with a wildcard: what it expands to may start with anything, `-` too."""
-    first = word.pieces[0] if word.pieces else ("lit", "")
-    return first[0] == "raw" and first[1][:1] in ("*", "?", "[")
+    """The word starts with a wildcard: what it expands to may start with anything, `-` too.
+    (Asked only of a word that may expand to names, so one made of pieces.)"""
+    kind, text = word.pieces[0]
+    return kind == "raw" and text[:1] in ("*", "?", "[")
 
 
 def _read(word: Word, where: Where, lost: bool, recursive: bool, command: int = -1) -> ReadPath:
@@ -194,11 +199,6 @@ def _cd_target(word: Word | None, where: Where) -> list[str] | None:
 def is_read_only(parsed: ParsedCommand) -> bool:
     """Read-only by its shape alone (no paths resolved): the flags' answer."""
     return classify(parsed).read_only
-
-
-def command_is_read_only(command: SimpleCommand) -> bool:
-    """One simple command on its own (for callers that look at the parts of a line)."""
-    return not _command_problem(command, NOWHERE) and not isinstance(program_use(command), str)
 
 
 def _is_destructive(command: SimpleCommand) -> bool:
