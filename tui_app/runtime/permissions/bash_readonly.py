@@ -201,20 +201,54 @@ def is_read_only(parsed: ParsedCommand) -> bool:
     return classify(parsed).read_only
 
 
+#: git's own options that take the next word as their value (`git -C dir push -f`)
+GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                               "--super-prefix", "--exec-path"})
+
+
 def _is_destructive(command: SimpleCommand) -> bool:
+    """Whether the command is one that destroys what cannot be got back (high risk in the approval)."""
     values = [w.value or "" for w in command.words]
     if not values:
         return False
     name, rest = values[0], values[1:]
     if name == "rm":
-        return any(v.startswith("-") and not v.startswith("--") and ("r" in v or "f" in v) for v in rest) or any(
-            v in ("--recursive", "--force") for v in rest)
+        return _given(rest, "rRf", ("--recursive", "--force"))
     if name in ("dd", "mkfs", "shred", "wipefs") or name.startswith("mkfs."):
         return True
-    if name == "git" and rest:
-        sub = rest[0]
-        return ((sub == "reset" and "--hard" in rest) or (sub == "clean" and any(v.startswith("-f") for v in rest))
-                or (sub == "push" and any(v in ("-f", "--force") or v.startswith("--force") for v in rest)))
+    if name == "git":
+        sub, args = _git_subcommand(rest)
+        if sub == "reset":
+            return _given(args, "", ("--hard",))
+        if sub == "clean":
+            return _given(args, "f", ("--force",))
+        if sub == "push":  # a forced push, a deleted or mirrored remote branch
+            return (_given(args, "fd", ("--force", "--force-with-lease", "--force-if-includes", "--delete",
+                                        "--mirror"))
+                    or any(a.startswith(("+", ":")) for a in args))
+    return False
+
+
+def _git_subcommand(args: list[str]) -> tuple[str, list[str]]:
+    """git's subcommand and its arguments, past git's own options."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in GIT_VALUE_OPTIONS else 1
+    return (args[i], args[i + 1:]) if i < len(args) else ("", [])
+
+
+def _given(args: list[str], short: str, long: tuple[str, ...]) -> bool:
+    """Whether one of the options is given: a short one alone or in a cluster (`-rf`, `-xdf`), a long
+    one whole, with a value or abbreviated as getopt allows (`--force-with-lease=main`, `--recur`)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg.startswith("--"):
+            head = arg.partition("=")[0]
+            if any(option.startswith(head) for option in long):
+                return True
+        elif arg.startswith("-") and any(c in arg[1:] for c in short):
+            return True
     return False
 
 
