@@ -26,7 +26,11 @@ from tui_app.runtime.permissions.bash_readonly import (
     # git: a remote branch overwritten, deleted or mirrored
     "git push -f", "git push -uf origin main", "git push --force-with-lease", "git push --force-if-includes",
     "git push origin +main", "git push origin :old-branch", "git push --delete origin old", "git push -d origin old",
-    "git push --mirror backup", "git -c push.default=current push --force",
+    "git push --mirror backup", "git push --forc", "git -c push.default=current push --force",
+    # git's own options before the subcommand, with their values
+    "git --git-dir .git push -f", "git --work-tree . reset --hard", "git --namespace ci push --force",
+    "git --config-env core.sshCommand=GIT_SSH push -f", "git --super-prefix sub/ clean -fd",
+    "git --exec-path=/usr/lib/git-core push -f",
     # one such command in a line is enough
     "make && rm -rf build", "git status; git push --force",
 ])

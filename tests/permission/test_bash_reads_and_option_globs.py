@@ -60,6 +60,13 @@ def test_what_a_line_reads(planted, line, reads):
     assert [(r.paths, r.recursive, r.command) for r in reading.reads] == expected
 
 
+def test_a_bare_cd_goes_home_and_what_follows_is_read_there_too(planted):
+    reading = classify(parse_command("cd && cat .bashrc"), planted)
+    assert reading.read_only
+    assert [r.paths for r in reading.reads] == [(f"{planted.dirs[0]}/.bashrc", "/home/nobody/.bashrc")]
+    assert reading.dirs == (planted.dirs[0], "/home/nobody")
+
+
 @pytest.mark.parametrize("line, why", [
     ("LC_ALL=C", "it only sets variables"),
     ("TERM=dumb", "it only sets variables"),

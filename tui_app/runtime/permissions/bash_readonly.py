@@ -201,9 +201,10 @@ def is_read_only(parsed: ParsedCommand) -> bool:
     return classify(parsed).read_only
 
 
-#: git's own options that take the next word as their value (`git -C dir push -f`)
+#: git's own options that take the next word as their value (`git -C dir push -f`; `--exec-path`
+#: takes one only after `=`)
 GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
-                               "--super-prefix", "--exec-path"})
+                               "--super-prefix"})
 
 
 def _is_destructive(command: SimpleCommand) -> bool:
@@ -222,9 +223,8 @@ def _is_destructive(command: SimpleCommand) -> bool:
             return _given(args, "", ("--hard",))
         if sub == "clean":
             return _given(args, "f", ("--force",))
-        if sub == "push":  # a forced push, a deleted or mirrored remote branch
-            return (_given(args, "fd", ("--force", "--force-with-lease", "--force-if-includes", "--delete",
-                                        "--mirror"))
+        if sub == "push":  # a forced push, a deleted or mirrored remote branch (`--force` is a prefix)
+            return (_given(args, "fd", ("--force-with-lease", "--force-if-includes", "--delete", "--mirror"))
                     or any(a.startswith(("+", ":")) for a in args))
     return False
 
@@ -247,7 +247,7 @@ def _given(args: list[str], short: str, long: tuple[str, ...]) -> bool:
             head = arg.partition("=")[0]
             if any(option.startswith(head) for option in long):
                 return True
-        elif arg.startswith("-") and any(c in arg[1:] for c in short):
+        elif arg.startswith("-") and any(c in arg for c in short):
             return True
     return False
 
