@@ -16,8 +16,9 @@ from tui_app.runtime.permissions.bash_readonly import READ_ONLY_BASH_FLAGS, bash
 from tui_app.runtime.permissions.bash_words import Where
 
 
-@pytest.fixture
-def planted(tmp_path):
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("planted")
     (tmp_path / "notes.txt").write_text("n")
     (tmp_path / "-opwned").write_text("")
     (tmp_path / "src").mkdir()

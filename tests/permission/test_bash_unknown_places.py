@@ -17,8 +17,9 @@ from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.permissions.rules import make_rule
 
 
-@pytest.fixture
-def project(tmp_path):
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("project")
     (tmp_path / "notes").write_text("n")
     (tmp_path / ".env").write_text("SECRET=1")
     (tmp_path / "src").mkdir()
