@@ -32,7 +32,7 @@ from tui_app.runtime.permissions.bash_readonly import (
     "git --config-env core.sshCommand=GIT_SSH push -f", "git --super-prefix sub/ clean -fd",
     "git --exec-path=/usr/lib/git-core push -f",
     # one such command in a line is enough
-    "make && rm -rf build", "git status; git push --force",
+    "make && rm -rf build", "git status; git push --force", "make; dd if=/dev/zero of=disk.img",
 ])
 def test_commands_that_destroy_are_high_risk(line):
     assert bash_flags(line) == DESTRUCTIVE_BASH_FLAGS
