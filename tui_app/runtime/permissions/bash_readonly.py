@@ -58,9 +58,9 @@ class ReadPath:
     source: str
     paths: tuple[str, ...] | None
     #: a directory read with everything below it (grep -r, rg …)
-    recursive: bool = False
+    recursive: bool
     #: which simple command of the line reads it (-1: a redirection of the line)
-    command: int = -1
+    command: int
 
 
 @dataclass
@@ -72,7 +72,9 @@ class Reading:
     reads: list[ReadPath] = field(default_factory=list)
     #: the directories the line may end up in (after its `cd`s); None once one is unknown
     dirs: tuple[str, ...] | None = None
-    #: for each simple command of the line: is it a known read-only command on its own?
+    #: for each simple command of the line: is it a known read-only command on its own? (An input
+    #: redirection from a path only known at run time makes every command of the line unknown:
+    #: redirections are the line's, not tied to the command they feed.)
     known: list[bool] = field(default_factory=list)
     #: syntax in which bash may run commands no simple command shows (`[[ ]]`, `$(( ))`, `${x:…}`)
     hidden: list[str] = field(default_factory=list)
@@ -89,10 +91,10 @@ HIDDEN_EXECUTION = frozenset({"test_command", "arithmetic_expansion", "expansion
 
 def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
     """Is the line read-only, and what do its known commands read? See the module docstring."""
-    if not parsed.ok:
-        return Reading(False, parsed.error or "the command cannot be read")
+    if parsed.error is not None:
+        return Reading(False, parsed.error)
     where = where or NOWHERE
-    reading = Reading(True, dirs=where.dirs)
+    reading = Reading(True)
     reading.hidden = sorted(parsed.node_types & HIDDEN_EXECUTION)
     odd = sorted(parsed.node_types - ALLOWED_NODES)
     if odd:
@@ -101,8 +103,9 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
         if redirect.writes:
             reading.refuse(f"it writes to {redirect.target.source}")
     lost = False  # a `cd` to a place only known at run time
+    dirs = where.dirs  # where the line may be by now (after its known `cd`s)
     for index, cmd in enumerate(parsed.commands):
-        here = Where(reading.dirs or where.dirs, where.home)
+        here = Where(dirs, where.home)
         why = _command_problem(cmd, here)
         use = why or program_use(cmd)
         if isinstance(use, str):
@@ -130,23 +133,24 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
             if target is None:
                 lost = True
             else:
-                reading.dirs = tuple(dict.fromkeys((*here.dirs, *target)))
+                dirs = tuple(dict.fromkeys((*here.dirs, *target)))
     for redirect in parsed.redirects:
         if redirect.reads:
-            found = _read(redirect.target, Where(reading.dirs or where.dirs, where.home), lost, False)
+            found = _read(redirect.target, Where(dirs, where.home), lost, False)
             if found.paths is None:
                 reading.refuse(f"it reads `{redirect.target.source}`, a path only known at run time")
+                # no command of the line may then run on its own (`cat < $CREDENTIALS`, `cd - && wc < .env`)
+                reading.known = [False] * len(reading.known)
             else:
                 reading.reads.append(found)
-    if lost:
-        reading.dirs = None
+    reading.dirs = None if lost else dirs
     return reading
 
 
 MOVERS = frozenset({"cd", "pushd", "popd"})
 
 
-def _command_problem(cmd: SimpleCommand, where: Where) -> str:
+def _command_problem(cmd: SimpleCommand, where: Where) -> str | None:
     for assignment in cmd.assignments:
         name, _, value = assignment.partition("=")
         if (name not in SAFE_ASSIGNMENTS and not name.startswith("LC_")) or any(c in value for c in "$`~"):
@@ -160,17 +164,18 @@ def _command_problem(cmd: SimpleCommand, where: Where) -> str:
         names = glob_names(word, where)
         if names is None:
             return f"`{word.source}` is only known at run time"
-        if _glob_first(word) and any(n.startswith("-") for n in names):
+        if any(n.startswith("-") for n in names) and _glob_first(word):
             return f"`{word.source}` matches a file whose name starts with `-` (it would be read as an option)"
     if word_text(cmd.words[0]) is None:
         return f"the program `{cmd.words[0].source}` is only known at run time"
-    return ""
+    return None
 
 
 def _glob_first(word: Word) -> bool:
-    """The word starts with a wildcard: what it expands to may start with anything, `-` too."""
-    first = word.pieces[0] if word.pieces else ("lit", "")
-    return first[0] == "raw" and first[1][:1] in ("*", "?", "[")
+    """The word starts with a wildcard: what it expands to may start with anything, `-` too.
+    (Asked only of a word that may expand to names, so one made of pieces.)"""
+    kind, text = word.pieces[0]
+    return kind == "raw" and text[:1] in ("*", "?", "[")
 
 
 def _read(word: Word, where: Where, lost: bool, recursive: bool, command: int = -1) -> ReadPath:
@@ -196,25 +201,54 @@ def is_read_only(parsed: ParsedCommand) -> bool:
     return classify(parsed).read_only
 
 
-def command_is_read_only(command: SimpleCommand) -> bool:
-    """One simple command on its own (for callers that look at the parts of a line)."""
-    return not _command_problem(command, NOWHERE) and not isinstance(program_use(command), str)
+#: git's own options that take the next word as their value (`git -C dir push -f`; `--exec-path`
+#: takes one only after `=`)
+GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                               "--super-prefix"})
 
 
 def _is_destructive(command: SimpleCommand) -> bool:
+    """Whether the command is one that destroys what cannot be got back (high risk in the approval)."""
     values = [w.value or "" for w in command.words]
     if not values:
         return False
     name, rest = values[0], values[1:]
     if name == "rm":
-        return any(v.startswith("-") and not v.startswith("--") and ("r" in v or "f" in v) for v in rest) or any(
-            v in ("--recursive", "--force") for v in rest)
+        return _given(rest, "rRf", ("--recursive", "--force"))
     if name in ("dd", "mkfs", "shred", "wipefs") or name.startswith("mkfs."):
         return True
-    if name == "git" and rest:
-        sub = rest[0]
-        return ((sub == "reset" and "--hard" in rest) or (sub == "clean" and any(v.startswith("-f") for v in rest))
-                or (sub == "push" and any(v in ("-f", "--force") or v.startswith("--force") for v in rest)))
+    if name == "git":
+        sub, args = _git_subcommand(rest)
+        if sub == "reset":
+            return _given(args, "", ("--hard",))
+        if sub == "clean":
+            return _given(args, "f", ("--force",))
+        if sub == "push":  # a forced push, a deleted or mirrored remote branch (`--force` is a prefix)
+            return (_given(args, "fd", ("--force-with-lease", "--force-if-includes", "--delete", "--mirror"))
+                    or any(a.startswith(("+", ":")) for a in args))
+    return False
+
+
+def _git_subcommand(args: list[str]) -> tuple[str, list[str]]:
+    """git's subcommand and its arguments, past git's own options."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in GIT_VALUE_OPTIONS else 1
+    return (args[i], args[i + 1:]) if i < len(args) else ("", [])
+
+
+def _given(args: list[str], short: str, long: tuple[str, ...]) -> bool:
+    """Whether one of the options is given: a short one alone or in a cluster (`-rf`, `-xdf`), a long
+    one whole, with a value or abbreviated as getopt allows (`--force-with-lease=main`, `--recur`)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg.startswith("--"):
+            head = arg.partition("=")[0]
+            if any(option.startswith(head) for option in long):
+                return True
+        elif arg.startswith("-") and any(c in arg for c in short):
+            return True
     return False
 
 
