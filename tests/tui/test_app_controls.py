@@ -156,15 +156,15 @@ async def test_a_request_waits_while_the_palette_is_open_and_keys_typed_there_an
         await pilot.press("ctrl+p")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await wait_until(pilot, lambda: app.events_of("PermissionRequested"), "the Edit to ask")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "Approval of Edit waits for you" in " ".join(app.notifications()),
+                         "the notification that a request waits")
         assert isinstance(app.screen, CommandPalette) and app.dialog is None
-        assert "Approval of Edit waits for you" in " ".join(app.notifications())
         await pilot.press(*"any key n y a")  # meant for the palette
-        await pilot.pause(0.5)
-        assert app.events_of("PermissionResolved") == [] and app.dialog is None
+        assert isinstance(app.screen, CommandPalette) and app.dialog is None
         await pilot.press("escape")
         dialog = await wait_until(pilot, lambda: app.dialog, "the dialog, back on the main screen")
-        assert dialog.request.tool == "Edit"
+        # the keys typed in the palette, all handled before the escape, answered nothing
+        assert dialog.request.tool == "Edit" and app.events_of("PermissionResolved") == []
         await pilot.pause(0.35)  # the key guard
         await pilot.press("y")
         await wait_until(pilot, lambda: app.states().get("e1") == "done", "the Edit to run")

@@ -200,7 +200,8 @@ async def test_a_log_cut_mid_line_opens_up_to_its_last_event_and_says_so(tmp_pat
         text = screen_text(app)
         assert screen.timeline.end == 30 and "event 30 of 30" in text
         assert "the log ends mid-line (cut short while it was written); showing up to event 30" in text
-        assert any("the log ends mid-line" in n.message for n in app._notifications)
+        await wait_until(pilot, lambda: any("the log ends mid-line" in n.message for n in app._notifications),
+                         "the notification that the log was cut")
 
 
 async def test_hostile_text_in_a_log_is_shown_literally(tmp_path, monkeypatch):
