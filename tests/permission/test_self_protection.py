@@ -49,62 +49,63 @@ def writing(policy, path: Path) -> tuple[str, str | None]:
     return decision.behavior, decision.decided_by
 
 
-# the settings directories live in a dotfiles repository (GNU stow style): the agent writes the real
-# file, whose path names no `.claude` or `.vigil`
-LINKED = [(".claude", "dotfiles/claude"), (".vigil", "dotfiles/vigil")]
-
-
-@pytest.mark.parametrize("target", [
+# the settings files, by where they really are: the agent writes the real file, whose path names
+# no `.claude` or `.vigil`
+SETTINGS = [
     "~/dotfiles/claude/settings.json",          # the user's ~/.claude/settings.json
     "~/.config/vigil/settings.json",             # Vigil's user settings
     "project/dotfiles/claude/settings.json",     # the project's .claude/settings.json
     "project/dotfiles/claude/settings.local.json",
     "project/dotfiles/vigil/settings.json",      # the project's .vigil/settings.json
     "project/dotfiles/vigil/settings.local.json",
-])
-def test_a_settings_file_is_asked_before_a_write_even_through_its_symlinked_directory(places, target):
+]
+
+
+def test_a_settings_file_is_asked_before_a_write_even_through_its_symlinked_directory(places):
+    """The settings directories live in a dotfiles repository (GNU stow style), linked from home and
+    from the project."""
     home, project = places
     for base in (home, project):
-        for link, real in LINKED:
+        for link, real in ((".claude", "dotfiles/claude"), (".vigil", "dotfiles/vigil")):
             (base / real).mkdir(parents=True)
             os.symlink(base / real, base / link)
     policy = policy_for(project)
-    path = home / target[2:] if target.startswith("~/") else project.parent / target
-    assert writing(policy, path) == ("ask", "guard")
+    paths = [home / t[2:] if t.startswith("~/") else project.parent / t for t in SETTINGS]
+    assert {str(p): writing(policy, p) for p in paths} == {str(p): ("ask", "guard") for p in paths}
     # what the guard is not: other files beside them, and a project's own settings.json, are written unasked
-    assert writing(policy, path.with_name("notes.md")) == ("allow", "mode" if "project" in target else "rule")
+    assert {writing(policy, p.with_name("notes.md"))[0] for p in paths} == {"allow"}
     assert writing(policy, project / "settings.json") == ("allow", "mode")
 
 
 HOOK_SCRIPT_CASES = [
     # (the hook command, or {command, args}; the script it runs)
-    ('"$CLAUDE_PROJECT_DIR"/tools/guard.sh', "project/tools/guard.sh"),
-    ("${CLAUDE_PROJECT_DIR}/tools/guard.sh --strict", "project/tools/guard.sh"),
-    ("$CLAUDE_PROJECT_DIR/tools/guard.sh", "project/tools/guard.sh"),
-    ("tools/guard.sh", "project/tools/guard.sh"),
-    ("python3 ~/hooks/audit.py", "~/hooks/audit.py"),
-    ("$HOME/hooks/audit.py", "~/hooks/audit.py"),
-    ('python3 "${HOME}"/hooks/audit.py', "~/hooks/audit.py"),
-    ({"command": "python3", "args": ["tools/guard.py"]}, "project/tools/guard.py"),
+    ('"$CLAUDE_PROJECT_DIR"/tools/quoted.sh', "project/tools/quoted.sh"),
+    ("${CLAUDE_PROJECT_DIR}/tools/braced.sh --strict", "project/tools/braced.sh"),
+    ("$CLAUDE_PROJECT_DIR/tools/bare.sh", "project/tools/bare.sh"),
+    ("tools/relative.sh", "project/tools/relative.sh"),
+    ("python3 ~/hooks/tilde.py", "~/hooks/tilde.py"),
+    ("$HOME/hooks/home.py", "~/hooks/home.py"),
+    ('python3 "${HOME}"/hooks/home_braced.py', "~/hooks/home_braced.py"),
+    ({"command": "python3", "args": ["tools/exec_args.py"]}, "project/tools/exec_args.py"),
     # a word with a variable Vigil does not know names no file; the others still count
-    ('"$HOOKS_DIR"/lint.sh && tools/guard.sh', "project/tools/guard.sh"),
-    ('test -n "$TOOL" || ~/hooks/audit.py', "~/hooks/audit.py"),
+    ('"$HOOKS_DIR"/lint.sh && tools/after_unknown.sh', "project/tools/after_unknown.sh"),
+    ('test -n "$TOOL" || ~/hooks/after_test.py', "~/hooks/after_test.py"),
 ]
 
 
-@pytest.mark.parametrize("command, script", HOOK_SCRIPT_CASES)
-def test_a_script_a_hook_runs_is_asked_before_a_write(places, command, script):
+def test_every_script_the_hooks_run_is_asked_before_a_write(places):
+    """All the spellings at once, as one settings file may hold them."""
     home, project = places
-    path = home / script[2:] if script.startswith("~/") else project.parent / script
-    write(path, "#!/bin/sh\nexit 0\n")
-    other = write(path.with_name("unrelated.sh"), "#!/bin/sh\n")
-    hook = {"type": "command", **(command if isinstance(command, dict) else {"command": command})}
-    policy = policy_for(project, [hook])
-    assert writing(policy, path) == ("ask", "guard")
-    bash = {"command": f"echo 'exit 0' > {path}"}
+    hooks = [{"type": "command", **(c if isinstance(c, dict) else {"command": c})} for c, _ in HOOK_SCRIPT_CASES]
+    scripts = [write(home / s[2:] if s.startswith("~/") else project.parent / s, "#!/bin/sh\nexit 0\n")
+               for _, s in HOOK_SCRIPT_CASES]
+    others = [write(project / "tools" / "unrelated.sh", "#!/bin/sh\n"), write(home / "hooks" / "unrelated.py", "")]
+    policy = policy_for(project, hooks)
+    assert {str(p): writing(policy, p) for p in scripts} == {str(p): ("ask", "guard") for p in scripts}
+    bash = {"command": f"echo 'exit 0' > {scripts[0]}"}
     assert policy.decide(PermissionQuery(BASH, bash, BASH.flags_of(bash), policy.cwd)).behavior == "ask"
     # the scripts the hooks do not run are the agent's to edit
-    assert writing(policy, other)[0] == "allow"
+    assert [writing(policy, p)[0] for p in others] == ["allow", "allow"]
 
 
 def test_a_hook_that_changes_to_the_home_directory_does_not_guard_a_project_file_named_tilde(places):
