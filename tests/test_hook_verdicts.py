@@ -94,6 +94,26 @@ def test_an_error_without_stderr_says_so():
     assert run("PreToolUse", 1).message == "exit 1: no error output"
 
 
+def test_the_line_shown_for_a_hook_is_at_most_300_characters():
+    """A hook that dumps a minified bundle or a base64 blob on one line: the screen gets a line."""
+    assert run("PreToolUse", 1, "", "E" * 5000 + "\nsecond").message == "exit 1: " + "E" * 300
+    assert run("PostToolUse", 0, "x" * 301).message == "x" * 300
+
+
+@pytest.mark.parametrize("event, out, message", [
+    # the screen shows the hook's reason, or what it blocked with, when it printed no other line
+    ("PreToolUse", pre(permissionDecision="deny", permissionDecisionReason="no network"), "no network"),
+    ("PreToolUse", pre(permissionDecision="ask", permissionDecisionReason="double-check"), "double-check"),
+    ("PreToolUse", {"decision": "approve", "reason": "legacy ok"}, "legacy ok"),
+    ("PostToolUse", {"decision": "block", "reason": "3 lint errors"}, "3 lint errors"),
+    ("Stop", {"decision": "block"}, "Blocked by a Stop hook"),
+    ("PostToolUse", {"continue": False, "stopReason": "Build is red"}, "Build is red"),
+    ("PreToolUse", pre(permissionDecision="allow"), ""),
+])
+def test_the_line_shown_for_a_json_answer(event, out, message):
+    assert run(event, out=out).message == message
+
+
 @pytest.mark.parametrize("status, error, message", [
     ("timeout", "timed out after 60 s", "timed out after 60 s"),
     ("spawn_failed", "no such file", "could not start: no such file"),
@@ -108,6 +128,9 @@ def test_a_hook_that_did_not_finish_decides_nothing(status, error, message):
     ("checked 3 files\nall fine\n", "ok", "checked 3 files", []),
     ('  {"decision": ', "error", "output starts with `{` but is not a JSON object", []),
     ("[1, 2]", "ok", "[1, 2]", []),
+    ('"just a string"', "ok", '"just a string"', []),
+    # a no-break space is not JSON's white space: meant as JSON, but not JSON
+    ("\u00a0{}", "error", "output starts with `{` but is not a JSON object", []),
 ])
 def test_plain_output_is_a_message(out, status, message, context):
     verdict = run("PreToolUse", out=out)
@@ -119,6 +142,8 @@ def test_plain_output_is_a_message(out, status, message, context):
                                             ("PostToolUse", [])])
 def test_plain_output_is_context_for_the_model_only_where_claude_code_adds_it(event, context):
     assert run(event, out="remember: staging is down\n").context == context
+    # a hook that printed only blank lines gives the model nothing, not an empty note
+    assert run(event, out="\n  \n").context == []
 
 
 def test_additional_context_only_when_it_says_something():
@@ -133,6 +158,9 @@ def test_additional_context_only_when_it_says_something():
     ({"continue": False, "stopReason": ""}, "Stopped by a PostToolUse hook"),
     ({"continue": False}, "Stopped by a PostToolUse hook"),
     ({"continue": True, "stopReason": "ignored"}, None),
+    # a reason that is not text is not shown as one
+    ({"continue": False, "stopReason": 5}, "Stopped by a PostToolUse hook"),
+    ({"continue": False, "stopReason": ["Build", "red"]}, "Stopped by a PostToolUse hook"),
 ])
 def test_continue_false_stops_the_turn(out, stop):
     verdict = run("PostToolUse", out=out)

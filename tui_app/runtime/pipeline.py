@@ -121,9 +121,9 @@ async def pre_tool_use(state: CallState) -> None:
         return  # nothing could deny, rewrite or add to the call
     result = await state.env.hooks.pre_tool_use(hook_call(state))
     state.context.extend(result.context)
-    state.stop_reason = result.stop_reason
     if result.decision == "deny" or result.stop_reason is not None:
-        # `continue: false` stops the agent now: the call it was about does not run either
+        # `continue: false` stops the agent now: the call it was about does not run either (the
+        # turn stops through the call's end, `stop_turn`)
         reason = (result.reason or "Blocked by PreToolUse hook") if result.decision == "deny" else (
             f"Stopped by a PreToolUse hook: {result.stop_reason}")
         state.env.emit(PermissionResolved(

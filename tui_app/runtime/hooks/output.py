@@ -30,8 +30,8 @@ Status = Literal["ok", "blocked", "error", "timeout", "spawn_failed"]
 class HookVerdict:
     handler: HookHandler
     status: Status
-    exit_code: int | None = None
-    duration_ms: int = 0
+    exit_code: int | None
+    duration_ms: int
     #: one line for the event log and the screen
     message: str = ""
     #: PreToolUse: allow / ask / deny; PermissionRequest: allow / deny
@@ -83,8 +83,6 @@ def _first_line(text: str) -> str:
 
 
 def _json(text: str) -> dict[str, Any] | None:
-    if not text.lstrip().startswith("{"):
-        return None
     try:
         data = json.loads(text)
     except json.JSONDecodeError:

@@ -9,11 +9,14 @@ mode but bypassPermissions), whoever proposes them, and the sandbox keeps them r
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from tui_app.runtime.permissions.bash_parse import parse_command
 
-_PROJECT_VARIABLES = ("$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", '"$CLAUDE_PROJECT_DIR"')
+#: the variables a hook command names its script by that Vigil knows the value of (`$HOME`, but
+#: not `$HOMEBREW_PREFIX`); anything else leaves the word unknown
+_KNOWN_VARIABLE = re.compile(r"\$\{(CLAUDE_PROJECT_DIR|HOME)\}|\$(CLAUDE_PROJECT_DIR|HOME)\b")
 
 
 def settings_files(project: str, home: str, config_dir: str, extra: Iterable[str] = ()) -> list[str]:
@@ -29,22 +32,19 @@ def settings_files(project: str, home: str, config_dir: str, extra: Iterable[str
 def hook_scripts(handlers: Iterable[tuple[str, tuple[str, ...] | None]], project: str, home: str) -> list[str]:
     """Files the hook commands (command, exec args) name that exist (`.claude/hooks/check.sh`,
     `"$CLAUDE_PROJECT_DIR"/hooks/x.py`, `python3 ~/hooks/y.py` …)."""
-    found: list[str] = []
-    for command, args in handlers:
-        for word in _words(command, args, project):
-            path = _as_file(word, project, home)
-            if path is not None and path not in found:
-                found.append(path)
-    return found
+    words = (word for command, args in handlers for word in _words(command, args, project, home))
+    paths = (_as_file(word, project, home) for word in words)
+    return [path for path in paths if path is not None]
 
 
-def _words(command: str, args: tuple[str, ...] | None, project: str) -> list[str]:
-    if args is not None:
+def _words(command: str, args: tuple[str, ...] | None, project: str, home: str) -> list[str]:
+    if args is not None:  # exec'd without a shell: nothing is expanded
         return [command, *args]
-    for variable in _PROJECT_VARIABLES:
-        command = command.replace(variable, project)
+    values = {"CLAUDE_PROJECT_DIR": project, "HOME": home}
+    command = _KNOWN_VARIABLE.sub(lambda m: values[m.group(1) or m.group(2)], command)
     parsed = parse_command(command)
-    return [w.value for c in parsed.commands for w in c.words if w.value]
+    # a word with another variable in it (`"$HOOKS"/x.sh`) has no value: it names no file we know
+    return [w.value for c in parsed.commands for w in c.words if w.value is not None]
 
 
 def _as_file(word: str, project: str, home: str) -> str | None:
