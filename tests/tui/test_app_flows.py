@@ -106,11 +106,12 @@ async def test_a_hook_that_answers_first_closes_the_dialog_and_says_who_decided(
         await wait_until(pilot, lambda: app.dialog is None and dialog not in app.screen_stack,
                          "the dialog to close by itself")
         await wait_until(pilot, lambda: app.states().get("e1") == "done", "the Edit to run")
-        assert any("A PermissionRequest hook allowed Edit calc.py first: edits to calc.py are pre-approved" in n
-                   for n in app.notifications())
+        await wait_until(pilot, lambda: any(
+            "A PermissionRequest hook allowed Edit calc.py first: edits to calc.py are pre-approved" in n
+            for n in app.notifications()), "the notification of who decided")
         (resolved,) = app.events_of("PermissionResolved")
         assert resolved.decided_by == "hook"
-        assert app.main.prompt.has_focus  # back where the user was
+        await wait_until(pilot, lambda: app.main.prompt.has_focus, "the focus back where the user was")
 
 
 async def test_three_approvals_queue_and_say_where_they_are(tmp_path, monkeypatch):
