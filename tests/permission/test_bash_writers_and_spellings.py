@@ -76,10 +76,18 @@ WRITERS = [
      ("ask", "guard")),
     ("ln-target-option", "ln -st {o} notes", dict(allow=["Bash(ln *)"]), ("ask", "guard")),
     ("install-target-option", "install -t {o} notes", dict(allow=["Bash(install *)"]), ("ask", "guard")),
+    ("ln-target-joined", "ln -st{o} notes", dict(allow=["Bash(ln *)"]), ("ask", "guard")),
+    ("install-target-joined", "install -t{o} notes", dict(allow=["Bash(install *)"]), ("ask", "guard")),
+    ("mv-target-joined", "mv -t{o} notes", dict(allow=["Bash(mv *)"]), ("ask", "guard")),
     ("mv-into-outside", "mv notes {o}", dict(allow=["Bash(mv *)"]), ("ask", "guard", OUT)),
     ("mv-inside", "mv notes sub/", dict(allow=["Bash(mv *)"]), ("allow", "rule")),
     ("cp-variable-source-asks", "cp $F notes.bak", dict(allow=["Bash(cp *)"]), ("ask", "guard", RUN_TIME)),
     ("rm-dash-file-denied", "rm - src/app.py", dict(allow=["Bash(rm *)"], deny=SRC_DENIED), ("deny", "rule")),
+    ("touch-stdout", "touch -", dict(allow=["Bash(touch *)"]), ("allow", "rule")),
+    # after `--` a word like an option is a file
+    ("rm-after-double-dash-denied", "rm -- -rf", dict(allow=["Bash(rm *)"], deny=["Edit(./-rf)"]), ("deny", "rule")),
+    ("cp-after-double-dash", "cp -- notes -t.bak", dict(allow=["Bash(cp *)"]), ("allow", "rule")),
+    ("rm-option-not-a-file", "rm -rf build", dict(allow=["Bash(rm *)"], deny=["Edit(./-rf)"]), ("allow", "rule")),
     # chmod, chown, chgrp: the mode or owner comes first — unless it is spelt like an option or a
     # --reference file gives it, and then every operand is a file
     ("chmod-denied", "chmod 644 src/app.py", dict(allow=["Bash(chmod *)"], deny=SRC_DENIED), ("deny", "rule")),
@@ -191,3 +199,15 @@ SANDBOXED = [
 def test_what_runs_in_the_sandbox(world, command, settings, expect):
     settings = {"sandboxed": True, **settings}
     check(decide(world, command, **settings), expect)
+
+
+def test_in_the_sandbox_tmp_is_private_when_the_project_is_not_under_tmp():
+    """The usual case: the project lives in a home directory, so nothing under /tmp is the host's."""
+    from pathlib import Path
+
+    project = str(Path(__file__).resolve().parent)
+    assert not project.startswith("/tmp/")
+    decision = decide((project, "/nonexistent-outside"), "cat /tmp/vigil-scratch-test/notes", sandboxed=True)
+    assert (decision.behavior, decision.decided_by) == ("allow", "tool"), decision
+    decision = decide((project, "/nonexistent-outside"), "cat /tmp/vigil-scratch-test/notes")
+    assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision  # unsandboxed: the host's /tmp
