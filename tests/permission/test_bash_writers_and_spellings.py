@@ -104,6 +104,22 @@ WRITERS = [
     ("chmod-outside", "chmod 644 {o}/notes.txt", dict(allow=["Bash(chmod *)"]), ("ask", "guard", OUT)),
     ("chmod-inside", "chmod 644 notes", dict(allow=["Bash(chmod *)"]), ("allow", "rule")),
     ("chmod-protected", "chmod 600 .git/config", dict(allow=["Bash(chmod *)"]), ("ask", "guard", "protected")),
+    # ... and the mode or owner is no file: a rule about a file of that name does not apply
+    ("chmod-mode-is-no-file", "chmod 644 notes", dict(allow=["Bash(chmod *)"], deny=["Edit(./644)"]),
+     ("allow", "rule")),
+    ("chmod-recursive-mode-is-no-file", "chmod -R 644 notes", dict(allow=["Bash(chmod *)"], deny=["Edit(./644)"]),
+     ("allow", "rule")),
+    ("chmod-mode-after-dashes", "chmod -- 644 notes", dict(allow=["Bash(chmod *)"], deny=["Edit(./644)"]),
+     ("allow", "rule")),
+    ("chown-owner-is-no-file", "chown -h me notes", dict(allow=["Bash(chown *)"], deny=["Edit(./me)"]),
+     ("allow", "rule")),
+    ("chgrp-group-is-no-file", "chgrp staff notes", dict(allow=["Bash(chgrp *)"], deny=["Edit(./staff)"]),
+     ("allow", "rule")),
+    ("chmod-unknown-file-asks", "chmod 644 $F", dict(allow=["Bash(chmod *)"]), ("ask", "guard", RUN_TIME)),
+    # options that name no target directory
+    ("cp-long-option-with-t", "cp --preserve=timestamps notes n.bak", dict(allow=["Bash(cp *)"]), ("allow", "rule")),
+    ("cp-short-option", "cp -r sub sub2", dict(allow=["Bash(cp *)"]), ("allow", "rule")),
+    ("cp-target-shortest-abbrev", "cp --t=src notes", dict(allow=["Bash(cp *)"], deny=SRC_DENIED), ("ask", "guard")),
     # cp reads its sources and writes its target
     ("cp-reads-outside", "cp {o}/notes.txt copy", dict(allow=["Bash(cp *)"]), ("ask", "guard", OUT)),
     ("cp-source-may-be-edit-denied", "cp src/app.py app.bak", dict(allow=["Bash(cp *)"], deny=SRC_DENIED),
@@ -163,6 +179,10 @@ LINES = [
     # acceptEdits runs mkdir/touch/mv/cp inside the working directories, nothing more
     ("acceptEdits-touch", "touch new.txt", dict(mode="acceptEdits"), ("allow", "mode")),
     ("acceptEdits-with-assignment", "FOO=1 touch x", dict(mode="acceptEdits"), ("ask", "mode")),
+    ("acceptEdits-rm-asks", "rm notes", dict(mode="acceptEdits"), ("ask", "mode")),
+    ("acceptEdits-touch-unknown", "touch $F", dict(mode="acceptEdits"), ("ask", "guard", RUN_TIME)),
+    # only a recursive search reads what is below the directory it names
+    ("ls-dir-holding-denied", "ls .", dict(deny=["Read(./secret/**)"]), ("allow", "tool")),
     ("acceptEdits-after-cd", "cd sub && touch x", dict(mode="acceptEdits"), ("ask", "mode")),
     ("acceptEdits-copy-in-from-outside", "cp {o}/notes.txt copy", dict(mode="acceptEdits", allow=["Read(/{o}/**)"]),
      ("ask", "mode")),
@@ -211,3 +231,6 @@ def test_in_the_sandbox_tmp_is_private_when_the_project_is_not_under_tmp():
     assert (decision.behavior, decision.decided_by) == ("allow", "tool"), decision
     decision = decide((project, "/nonexistent-outside"), "cat /tmp/vigil-scratch-test/notes")
     assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision  # unsandboxed: the host's /tmp
+    # the rest of the host's files are the host's, sandbox or not
+    decision = decide((project, "/nonexistent-outside"), "cat /etc/hostname", sandboxed=True)
+    assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision
