@@ -16,6 +16,7 @@ A real grammar is used because every regex split has a hole (quotes, escapes, ne
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -456,7 +457,7 @@ def _skip_options(words: tuple[Word, ...], i: int, with_value: frozenset[str]) -
 
 def _after_wrapper(words: tuple[Word, ...]) -> int | None:
     """Where the wrapped command starts, or None when words[0] is not a strippable wrapper."""
-    name = _value(words, 0)
+    name = os.path.basename(_value(words, 0) or "")  # `/usr/bin/timeout 5 curl x` runs curl too
     if name in ("time", "nohup", "builtin"):
         return _skip_options(words, 1, frozenset())
     if name == "command":
@@ -482,7 +483,7 @@ XARGS_VALUE_OPTIONS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"}
 def after_xargs_options(command: SimpleCommand) -> SimpleCommand | None:
     """`xargs -0 rm` runs `rm`: the command xargs starts, for deny and ask rules (allow rules
     only ever see bare `xargs` stripped, as Claude Code does)."""
-    if command.name != "xargs":
+    if os.path.basename(command.name or "") != "xargs":  # `/usr/bin/xargs rm` runs rm too
         return None
     start = _skip_options(command.words, 1, XARGS_VALUE_OPTIONS)
     if start is None or start >= len(command.words):
@@ -504,7 +505,7 @@ def strip_wrappers(words: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[str
 def _nested_strings(command: SimpleCommand, commands: list[SimpleCommand], redirects: list[Redirect],
                     depth: int) -> None:
     """`bash -c 'curl x'` and `eval 'curl x'` run commands the outer line only quotes."""
-    name = command.name
+    name = os.path.basename(command.name or "")  # `/bin/bash -c …` too
     script: str | None = None
     if name in SHELLS:
         args = command.args

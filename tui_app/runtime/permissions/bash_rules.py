@@ -13,7 +13,8 @@ line reads or writes that can be told.
 * Output redirection targets and the operands of `mkdir touch mv cp rm rmdir ln chmod chown
   chgrp truncate tee install` are file edits: Edit/Read deny rules, protected paths (always
   ask), the working directories (outside asks, whatever Bash rule allowed the command), Edit
-  allow rules and acceptEdits.
+  allow rules and acceptEdits. A writer whose files are only known at run time (`touch $F`,
+  `xargs rm`, `cp -t DIR …`, after `cd $D`) asks, as a redirection to `$F` does.
 * The whole line is allowed only when every command is: by an allow rule (its exact text,
   wrappers stripped), by being a known read-only command, or — in acceptEdits mode — by being
   `mkdir touch mv cp` inside the working directories. Syntax in which bash can run a command no
@@ -40,10 +41,13 @@ FS_COMMANDS = frozenset({"mkdir", "touch", "mv", "cp"})
 SANDBOX_PRIVATE = ("/tmp",)
 #: commands whose operands are files they create, change or remove
 WRITERS = FS_COMMANDS | frozenset({"rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate", "tee", "install"})
-_TARGET_OPTIONS = ("-t", "--target-directory")
+#: writers that take the directory they write into as an option (`-t DIR`)
+_TARGET_DIR_WRITERS = frozenset({"cp", "mv", "ln", "install"})
+#: chmod's own options; any other word after a `-` is a mode (`chmod -w file`)
+_CHMOD_OPTION = re.compile(r"-[cfvR]+|--(changes|silent|quiet|verbose|recursive|(no-)?preserve-root)")
 
 
-def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool = False) -> Assessment:
+def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool) -> Assessment:
     names = frozenset({"Bash", spec.name, *spec.aliases})
     parsed = parse_command(command)
     if not parsed.ok:
@@ -70,10 +74,11 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
 
 def _variants(cmd: SimpleCommand) -> list[str]:
     """The spellings deny and ask rules are tried on: as written, without assignments, with the
-    program's base name, and what `xargs -0 …` runs."""
+    program's base name unquoted (`/usr/bin/curl`, `'curl'` and `c\\url` run curl), and what
+    `xargs -0 …` runs."""
     texts = [cmd.full_text, cmd.text]
     name = cmd.name
-    if name and "/" in name and cmd.words:
+    if name:
         texts.append(" ".join([os.path.basename(name), *(w.source for w in cmd.args)]))
     inner = after_xargs_options(cmd)
     if inner is not None:
@@ -118,7 +123,8 @@ def _reads(view: RuleView, a: Assessment, reading: Reading, sandboxed: bool, by_
 # ---- writes --------------------------------------------------------------------------------------
 
 def _operands(cmd: SimpleCommand) -> list | None:
-    """The operand words of a writer, or None when they cannot be told apart from options."""
+    """The operand words of a writer, or None when they cannot be told apart from options or the
+    command writes into a directory an option names (`cp -t DIR`)."""
     words = []
     only = False
     for word in cmd.args:
@@ -126,7 +132,7 @@ def _operands(cmd: SimpleCommand) -> list | None:
         if not only and text == "--":
             only = True
             continue
-        if not only and text is not None and text.startswith(_TARGET_OPTIONS):
+        if not only and text is not None and _names_target_dir(cmd, text):
             return None
         if not only and text is not None and text.startswith("-") and text != "-":
             continue
@@ -134,12 +140,43 @@ def _operands(cmd: SimpleCommand) -> list | None:
     return words
 
 
+def _names_target_dir(cmd: SimpleCommand, text: str) -> bool:
+    """`-t DIR`, `-rt DIR`, `--target-directory=DIR` or an abbreviation getopt accepts (`--targ=DIR`):
+    the command writes into that directory, not into its last operand."""
+    if cmd.name not in _TARGET_DIR_WRITERS or not text.startswith("-"):
+        return False
+    if text.startswith("--"):
+        return _spells_long(text, "--target-directory")
+    return "t" in text
+
+
+def _spells_long(text: str, option: str) -> bool:
+    """`--targ=x` is `--target-directory=x`: getopt takes any unambiguous abbreviation (an ambiguous
+    one is an error, so counting it as the option errs on the safe side)."""
+    name = text.split("=", 1)[0]
+    return len(name) > 2 and option.startswith(name)
+
+
+def _mode_first(cmd: SimpleCommand) -> bool:
+    """Whether the first operand of chmod, chown or chgrp is the mode or the owner: not with
+    `--reference=FILE`, nor when chmod's mode is spelt like an option (`chmod -w a b`)."""
+    for word in cmd.args:
+        text = word_text(word)
+        if text == "--":
+            break
+        if text is None or not text.startswith("-") or text == "-":
+            continue
+        if _spells_long(text, "--reference") or (cmd.name == "chmod" and not _CHMOD_OPTION.fullmatch(text)):
+            return False
+    return True
+
+
 def _write_targets(cmd: SimpleCommand, where: Where | None) -> tuple[list[str], list[str]] | None:
     """(written, read) absolute paths of a writer, or None when they cannot be told."""
     words = _operands(cmd)
-    if not words or where is None:
+    if not words or where is None:  # no operand: `xargs touch` writes the files its input names
         return None
-    if cmd.name in ("chmod", "chown", "chgrp") and len(words) > 1:
+    if cmd.name in ("chmod", "chown", "chgrp") and _mode_first(cmd):
         words = words[1:]  # the mode or the owner
     resolved = [expand_paths(w, where) for w in words]
     if any(r is None for r in resolved):
@@ -155,6 +192,7 @@ def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | No
         return
     targets = _write_targets(cmd, where)
     if targets is None:
+        a.guards.append(f"the files `{cmd.full_text}` writes are only known at run time")
         return
     written, read = targets
     for path in written:
