@@ -234,3 +234,19 @@ def test_in_the_sandbox_tmp_is_private_when_the_project_is_not_under_tmp():
     # the rest of the host's files are the host's, sandbox or not
     decision = decide((project, "/nonexistent-outside"), "cat /etc/hostname", sandboxed=True)
     assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision
+
+
+# bypassPermissions runs writes unasked, protected paths included (SPEC-compat §2): a write whose
+# file is only known at run time asks there only when an Edit rule exists that it could slip past
+@pytest.mark.parametrize("command", ["echo x > $F", "touch $F", "find . -name '*.o' | xargs rm", "cp -t $D a"])
+@pytest.mark.parametrize(("rules", "expect"), [
+    ({}, "allow"),
+    ({"deny": ["Edit(./src/**)"]}, "ask"),
+    ({"ask": ["Write(./notes)"]}, "ask"),
+    ({"deny": ["Bash(curl *)"]}, "allow"),
+], ids=["no-rules", "edit-deny", "write-ask", "other-rule"])
+def test_in_bypass_a_write_known_only_at_run_time_asks_only_past_an_edit_rule(world, command, rules, expect):
+    decision = decide(world, command, mode="bypassPermissions", **rules)
+    assert decision.behavior == expect, decision
+    if expect == "ask":
+        assert RUN_TIME in decision.reason

@@ -192,7 +192,7 @@ def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | No
         return
     targets = _write_targets(cmd, where)
     if targets is None:
-        a.guards.append(f"the files `{cmd.full_text}` writes are only known at run time")
+        _unknown_write(view, a, f"the files `{cmd.full_text}` writes are only known at run time")
         return
     written, read = targets
     for path in written:
@@ -206,6 +206,16 @@ def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | No
             view.check_outside_read(a, view.spell(path))
 
 
+def _unknown_write(view: RuleView, a: Assessment, reason: str) -> None:
+    """A write whose file is only known at run time asks wherever a known one could: outside
+    bypassPermissions always (it may be a protected path, or outside the working directories); in
+    bypassPermissions, where writes otherwise run unasked, only when an Edit deny or ask rule
+    exists that it could slip past."""
+    if view.mode == "bypassPermissions" and not (view.of("deny", EDIT_FAMILY) or view.of("ask", EDIT_FAMILY)):
+        return
+    a.guards.append(reason)
+
+
 def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Where | None,
                sandboxed: bool) -> None:
     for redirect in parsed.redirects:
@@ -213,8 +223,8 @@ def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Wher
             continue  # reads were checked with the rest of the line's reads
         targets = expand_paths(redirect.target, where) if where is not None else None
         if targets is None:
-            a.guards.append(f"the redirection {redirect.op} {redirect.target.source} goes to a file only "
-                            f"known at run time")
+            _unknown_write(view, a, f"the redirection {redirect.op} {redirect.target.source} goes to a file "
+                                    f"only known at run time")
             continue
         for target in targets:
             view.check_edit(a, target, EDIT_FAMILY, mode_may_allow=where is not None and len(where.dirs) == 1)
