@@ -64,3 +64,12 @@ def test_replacing_a_files_rules_reports_what_it_could_not_do(tmp_path):
     assert kept == ["Bash(make test)"]
     assert warnings == ["rule_invalid", "settings_write_failed"]
     assert decide(policy, BASH, {"command": "make test"}).behavior == "allow"
+
+
+@pytest.mark.parametrize("spec", [WRITE, MULTI_EDIT], ids=["Write", "MultiEdit"])
+def test_an_edit_with_no_path_asks_even_in_accept_edits(tmp_path, spec):
+    """A foreign agent's call reaches the policy before any tool checks it: an empty file_path is
+    no file inside the project that acceptEdits may let through."""
+    data = write("") if spec is WRITE else {"file_path": "", "edits": [{"old_string": "a", "new_string": "b"}]}
+    got = decide(policy_for(tmp_path, "acceptEdits"), spec, data)
+    assert got.behavior == "ask", got.reason
