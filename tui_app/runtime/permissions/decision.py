@@ -134,9 +134,7 @@ def mode_decision(mode: PermissionMode, spec: ToolSpec, flags: ToolFlags, rule: 
         return PermissionDecision("allow", "mode", "bypassPermissions mode")
     if flags.requires_user_interaction:
         return PermissionDecision("allow", "tool", "asks the user itself")
-    if mode == "plan":
-        if flags.effectively_read_only:
-            return PermissionDecision("allow", "mode", "read-only in plan mode")
+    if mode == "plan":  # a call that needs no approval (a read) was allowed before the mode is asked
         return PermissionDecision("deny", "mode", f"{spec.name} is not allowed in plan mode (read-only exploration)")
     if mode == "acceptEdits" and spec.permission.kind == "edit":
         return PermissionDecision("allow", "mode", "acceptEdits mode")

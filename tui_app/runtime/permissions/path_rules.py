@@ -46,11 +46,6 @@ def _lexical(raw: str, cwd: str, home: str | None) -> str:
     return "/" + path.lstrip("/")  # POSIX keeps a leading "//"; it names the same root
 
 
-def absolute(raw: str, cwd: str, home: str | None = None) -> str:
-    """The lexical absolute spelling: `~` expanded, joined to cwd, `.`/`..` resolved, NFC."""
-    return nfc(_lexical(raw, cwd, home))
-
-
 def spellings(raw: str, cwd: str, home: str | None = None) -> tuple[str, ...]:
     """The link spelling, then the real target when a symlink makes them differ."""
     lexical = _lexical(raw, cwd, home)
@@ -68,10 +63,6 @@ def is_protected(path: str) -> bool:
     if any(part in PROTECTED_DIRS for part in parts[:-1]):
         return True
     return parts[-1] in PROTECTED_FILES or parts[-1] in PROTECTED_DIRS
-
-
-def inside(path: str, roots: tuple[str, ...]) -> bool:
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 def literal_prefix(pattern: str) -> str:
@@ -107,12 +98,24 @@ def anchored_pattern(specifier: str, base_dir: str, cwd: str, home: str) -> str:
         prefix, rest = base_dir, spec[1:]
     else:
         rest = spec[2:] if spec.startswith("./") else spec
-        if "/" not in spec.rstrip("/") and not rest.startswith("**"):
-            rest = "**/" + rest  # a bare name matches at any depth (`./name` is anchored)
+        if "/" not in spec.rstrip("/"):
+            # a bare name matches at any depth (`./name` is anchored); as in git, `**.env` with no
+            # slash is `*.env`, a bare name too
+            rest = "**/" + rest
         prefix = cwd
     prefix = prefix.rstrip("/")
     head = "/" + _escape(prefix.lstrip("/")) if prefix else ""
     return f"{head}/{rest}" if rest else (head or "/**")
+
+
+def pattern_error(specifier: str) -> str | None:
+    """Why a Read/Edit specifier is no gitignore pattern (a lone trailing backslash), or None.
+    Checked when the rule is made: such a rule would fail every decision it is asked about."""
+    try:
+        _compiled(anchored_pattern(specifier, "/", "/", "/"))
+    except ValueError as exc:
+        return f"not a gitignore pattern ({exc})"
+    return None
 
 
 @lru_cache(maxsize=4096)

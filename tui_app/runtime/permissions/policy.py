@@ -35,10 +35,25 @@ from tui_app.runtime.permissions.decision import (
 )
 from tui_app.runtime.permissions.path_rules import PathPattern
 from tui_app.runtime.permissions.rule_checks import Assessment, RuleView
-from tui_app.runtime.permissions.rules import BEHAVIORS, Rule, RuleError, governs, hides, host_of, make_rule, names_tool
+from tui_app.runtime.permissions.rules import (
+    BEHAVIORS,
+    EDIT_FAMILY,
+    Rule,
+    RuleError,
+    governs,
+    hides,
+    host_of,
+    make_rule,
+    names_tool,
+)
 from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy
 from tui_app.runtime.permissions.settings_writer import SettingsWriteError, append_rules, update_rules
 from tui_app.runtime.permissions.working_dirs import WorkingDirs
+
+#: the kinds of tool a path rule's deny reaches besides its own: a Read deny also stops edits of
+#: the path and the commands that read it (`cat`, `grep -r`); an Edit-family deny the commands that
+#: write it (`> file`)
+_ALSO_DENIES = {"Read": ("edit", "bash"), **{name: ("bash",) for name in EDIT_FAMILY}}
 
 
 @dataclass(frozen=True)
@@ -52,7 +67,8 @@ class DenyGuard:
     tools: tuple[str, ...] | None = None
 
     def covers(self, spec: ToolSpec) -> bool:
-        return self.tools is None or any(governs(t, spec) for t in self.tools)
+        return self.tools is None or any(governs(t, spec) or spec.permission.kind in _ALSO_DENIES.get(t, ())
+                                         for t in self.tools)
 
     @property
     def reason(self) -> str:

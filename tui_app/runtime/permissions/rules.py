@@ -23,6 +23,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from tui_app.runtime.contract import ToolSpec
+from tui_app.runtime.permissions.path_rules import pattern_error
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
@@ -73,6 +74,8 @@ def parse_rule(text: str) -> tuple[str, str | None]:
         return tool, None
     if tool == "WebFetch" and not specifier.startswith("domain:"):
         raise RuleError(f"{text!r}: WebFetch rules take domain:HOST")
+    if tool in EDIT_FAMILY | READ_FAMILY and (error := pattern_error(specifier)) is not None:
+        raise RuleError(f"{text!r}: {error}")
     return tool, specifier
 
 
