@@ -11,6 +11,7 @@ import pytest
 from tests.hook_helpers import handler, script
 from tests.perm_specs import DEPLOY, RAN
 from tests.permission.approving import allow, answering, deny, logged, permission_hook, setup
+from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy, SandboxSettings
 from tui_app.runtime.pipeline import ToolCall, run_call
 
 
@@ -35,12 +36,15 @@ async def test_a_hook_deny_tells_the_model_why(tmp_path, decision, message):
     assert [(d.decision, d.decided_by) for d in rec.of("PermissionResolved")] == [("deny", "hook")]
 
 
-async def test_a_hook_may_deny_an_always_ask_tool(tmp_path):
-    """A hook's allow does not skip an always-ask tool's question; its deny is final all the same."""
-    env, _rec, _ = setup(tmp_path, DEPLOY, interactive=False,
-                         hooks_config=answer_all({"behavior": "deny", "message": "no deploys on Friday"}))
+@pytest.mark.parametrize("decision, code, message", [
+    ({"behavior": "deny", "message": "no deploys on Friday"}, "hook_denied", "no deploys on Friday"),
+    # a hook's allow does not skip the question: headless, nobody is there to answer it
+    ({"behavior": "allow"}, "no_permission_client", "No permission client configured"),
+])
+async def test_a_hook_may_deny_an_always_ask_tool_but_not_allow_it(tmp_path, decision, code, message):
+    env, _rec, _ = setup(tmp_path, DEPLOY, interactive=False, hooks_config=answer_all(decision))
     out = await run_call(ToolCall("t1", "Deploy", {"target": "prod"}), env)
-    assert (out.code, out.model_content, RAN) == ("hook_denied", "no deploys on Friday", [])
+    assert (out.code, out.model_content, RAN) == (code, message, [])
 
 
 REWRITE_TO_PUSH = {"make": {"behavior": "allow", "updatedInput": {"command": "git push origin"}},
@@ -126,3 +130,17 @@ async def test_a_plain_yes_saves_no_rule(tmp_path):
     out = await run_call(ToolCall("t1", "Bash", {"command": "npm run lint"}), env)
     assert out.type == "ToolCallResult" and rec.of("PermissionResolved")[0].saved_rules == []
     assert env.policy.rules("allow") == [] and not (tmp_path / ".vigil").exists()  # "yes" is not "always"
+
+
+async def test_a_rewrite_back_into_the_sandbox_runs_in_the_sandbox(tmp_path):
+    """The model asked to leave the sandbox (so it asks); a hook allows the command without that
+    flag: the rules decide again, and what runs runs sandboxed, as the policy said."""
+    env, rec, _ = setup(tmp_path, interactive=False, hooks_config=permission_hook(tmp_path, {
+        "make": {"behavior": "allow", "updatedInput": {"command": "make"}}}))
+    env.policy.sandbox = SandboxPolicy(SandboxSettings(enabled=True), env.policy.dirs, str(tmp_path), available=True)
+    out = await run_call(ToolCall("t1", "Bash", {"command": "make", "dangerouslyDisableSandbox": True}), env)
+    assert out.type == "ToolCallResult" and RAN == [("Bash", {"command": "make"})]
+    (asked,) = rec.of("PermissionRequested")
+    assert asked.sandboxed is False  # what was asked about would have run outside
+    (started,) = rec.of("ToolCallStarted")
+    assert started.sandboxed is True

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.hook_helpers import handler, script
-from tests.perm_specs import BASH, MCP_WRITE, RAN, WRITE
+from tests.perm_specs import BASH, MCP_WRITE, RAN, WEBFETCH, WRITE
 from tests.permission.approving import allow, answering, deny, logged, permission_hook, setup
 from tui_app.runtime.files.state import FileState
 from tui_app.runtime.pipeline import ToolCall, run_call
@@ -20,14 +20,16 @@ def _clear_ran():
 
 
 async def test_a_tool_without_a_preview_shows_its_exact_input_as_indented_json(tmp_path):
-    """An MCP tool has no preview of its own: the dialog shows the input, as the user would write it."""
-    env, rec, broker = setup(tmp_path, MCP_WRITE)
+    """WebFetch has no preview of its own: the dialog shows the input, as the user would write it."""
+    env, rec, broker = setup(tmp_path, WEBFETCH)
     answering(env, rec, broker, deny)
-    out = await run_call(ToolCall("t1", MCP_WRITE.name, {"path": "notes/café ☕.md"}), env)
+    data = {"url": "http://localhost:8080/café", "prompt": "résumé in 3 lines"}
+    out = await run_call(ToolCall("t1", "WebFetch", data), env)
     assert out.code == "user_denied" and RAN == []
     (asked,) = rec.of("PermissionRequested")
     assert asked.preview_kind == "json"
-    assert asked.preview == '{\n  "path": "notes/café ☕.md"\n}'  # letters, not \u00e9 escapes
+    # letters, not \\u escapes; two spaces a level
+    assert asked.preview == '{\n  "url": "http://localhost:8080/café",\n  "prompt": "résumé in 3 lines"\n}'
 
 
 async def test_a_control_sequence_hidden_in_a_write_is_shown_in_the_diff_not_dropped(tmp_path):
