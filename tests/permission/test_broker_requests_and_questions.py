@@ -147,3 +147,34 @@ async def test_a_question_whose_call_was_cancelled_takes_no_answer():
     with pytest.raises(asyncio.CancelledError):
         await asking
     assert broker.answer_question("q1", {"Which test runner?": "pytest"}) is False  # the dialog is stale
+
+
+async def test_a_users_answers_to_one_request():
+    """Each request gets its own id; an answer counts once, only for that request and only for the
+    input that was shown; and a plain answer is plain: a "yes" is not "always", a "no" does not
+    stop the turn, and nobody pressed Esc."""
+    broker = ApprovalBroker(interactive=True)
+    req = request(broker.new_request_id())
+    assert broker.new_request_id() != req.request_id
+    told: list[bool] = []
+
+    def announce() -> None:
+        told.append(broker.answer("perm-unknown", yes(req)))
+        other = ApprovalAnswer("allow", input_sha256=input_sha256({"command": "rm -rf ~"}))  # not what was shown
+        told.append(broker.answer(req.request_id, other))
+        told.append(broker.answer(req.request_id, yes(req)))
+        told.append(broker.answer(req.request_id, ApprovalAnswer("deny", input_sha256=req.input_sha256)))
+
+    answer = await broker.decide(req, announce)
+    assert told == [False, False, True, False]
+    assert (answer.decision, answer.decided_by, answer.always, answer.interrupt, answer.escaped) == (
+        "allow", "user", False, False, False)
+    no = await broker.decide(req2 := request(broker.new_request_id()), lambda: broker.answer(
+        req2.request_id, ApprovalAnswer("deny", input_sha256=req2.input_sha256)))
+    assert (no.decision, no.always, no.interrupt, no.escaped) == ("deny", False, False, False)
+
+
+async def test_nobody_answering_in_time_is_a_denial():
+    broker = ApprovalBroker(interactive=True, timeout_s=0.05)
+    answer = await broker.decide(request(broker.new_request_id()), lambda: None)
+    assert (answer.decision, answer.decided_by, answer.reason) == ("deny", "timeout", "No answer within 0.05s")
