@@ -16,6 +16,7 @@ from tests.permission.approving import allow, answering, deny, setup
 from tui_app.runtime.approval_stage import approve
 from tui_app.runtime.call import CallState, make_context
 from tui_app.runtime.outcome import CallEnded
+from tui_app.runtime.permissions.broker import input_sha256
 from tui_app.runtime.permissions.decision import PermissionDecision
 from tui_app.runtime.pipeline import ToolCall
 
@@ -135,6 +136,19 @@ async def test_a_hooks_rewrite_is_put_to_the_rules_again(tmp_path, rules, asked_
     assert len(rec.of("PermissionRequested")) == (2 if asked_again else 1)
     assert (ended.code if ended else None) == ("no_permission_client" if asked_again else None)
     assert len(log.read_text().splitlines()) == 1  # the hook was asked once
+    if not asked_again:  # what may run is the rewrite (`start` refuses anything else)
+        assert state.approved_sha256 == input_sha256(ELSEWHERE)
+
+
+async def test_a_hooks_rewrite_into_a_deny_rule_is_denied(tmp_path):
+    output = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                                "decision": {"behavior": "allow", "updatedInput": ELSEWHERE}}})
+    hooks = {"PermissionRequest": [{"hooks": [handler(script("respond.py", output))]}]}
+    _state, rec, ended, _env = await approval(tmp_path, interactive=False, hooks_config=hooks,
+                                              rules={"deny": ["WebFetch(domain:127.0.0.1)"]})
+    assert ended.code == "permission_denied"
+    [resolved] = rec.of("PermissionResolved")
+    assert (resolved.decision, resolved.decided_by, resolved.rule) == ("deny", "rule", "WebFetch(domain:127.0.0.1)")
 
 
 async def test_a_users_edit_that_comes_with_a_no_is_not_applied(tmp_path):
