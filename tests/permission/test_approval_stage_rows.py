@@ -154,3 +154,27 @@ async def test_a_hooks_rewrite_into_a_deny_rule_is_denied(tmp_path):
 async def test_a_users_edit_that_comes_with_a_no_is_not_applied(tmp_path):
     state, _rec, ended, _env = await approval(tmp_path, lambda e: deny(e, updated_input=ELSEWHERE))
     assert ended.code == "user_denied" and state.input == FETCH
+
+
+async def test_no_answer_in_time_is_a_denial_that_says_so(tmp_path):
+    _state, rec, ended, _env = await approval(tmp_path, timeout_s=0.05)
+    assert (ended.code, ended.message) == ("permission_denied", "No answer within 0.05s")
+    assert [(d.decision, d.decided_by) for d in rec.of("PermissionResolved")] == [("deny", "timeout")]
+
+
+async def test_the_dialog_shows_the_exact_input_as_indented_json(tmp_path):
+    """WebFetch has no preview of its own: the input is shown as written, letters and all."""
+    data = {"url": "http://localhost:8080/café", "prompt": "résumé"}
+    _state, rec, _ended, _env = await approval(tmp_path, deny, data=data)
+    (asked,) = rec.of("PermissionRequested")
+    assert (asked.preview_kind, asked.preview) == (
+        "json", '{\n  "url": "http://localhost:8080/café",\n  "prompt": "résumé"\n}')
+
+
+@pytest.mark.parametrize("given, escaped, feedback", [
+    ({"escaped": True}, True, None),  # Esc: the ACP driver cancels the agent's turn
+    ({"feedback": "not that host"}, False, "not that host"),  # words go with the next prompt
+])
+async def test_a_driver_learns_how_the_user_answered(tmp_path, given, escaped, feedback):
+    state, _rec, ended, _env = await approval(tmp_path, lambda e: deny(e, **given))
+    assert ended.code == "user_denied" and (state.answer.escaped, state.answer.feedback) == (escaped, feedback)
