@@ -16,7 +16,7 @@ import json
 import time
 from typing import Any
 
-from tui_app.runtime.call import CallState, hook_call, tool_checks, validated_input
+from tui_app.runtime.call import CallState, hook_call, ms_since, tool_checks, validated_input
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.events import PermissionRequested, PermissionResolved, Warning
 from tui_app.runtime.hooks.runner import PermissionHookAnswer
@@ -87,9 +87,9 @@ async def approve(state: CallState, decision: PermissionDecision, with_hooks: bo
     except asyncio.CancelledError:
         env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id,
                                     decision="deny", decided_by="turn", reason="the turn was interrupted",
-                                    wait_ms=int((time.perf_counter() - waited) * 1000)))
+                                    wait_ms=ms_since(waited)))
         raise
-    state.wait_ms += int((time.perf_counter() - waited) * 1000)
+    state.wait_ms += ms_since(waited)
     state.answer = answer
     await settle_answer(state, request, answer)
 

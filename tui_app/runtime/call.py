@@ -24,6 +24,11 @@ from tui_app.runtime.timeouts import RUNTIME_DEFAULT_TIMEOUT_MS, ResolvedTimeout
 from tui_app.runtime.validation import Issue, check_input, validation_model_text
 
 
+def ms_since(started: float) -> int:
+    """Whole milliseconds since `started` (a `time.perf_counter()` reading)."""
+    return int((time.perf_counter() - started) * 1000)
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """What the model proposed."""

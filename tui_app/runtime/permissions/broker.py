@@ -99,11 +99,6 @@ class ApprovalBroker:
         with self._lock:
             return [p.request for p in self._pending.values() if not p.resolved]
 
-    def get(self, request_id: str) -> ApprovalRequest | None:
-        with self._lock:
-            entry = self._pending.get(request_id)
-            return entry.request if entry is not None and not entry.resolved else None
-
     def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
         """Deliver a user's answer. False if the request is gone, already decided (a hook was
         first), or the answer was given for another input than the one being decided. A broker
@@ -157,8 +152,9 @@ class ApprovalBroker:
             with self._lock:
                 entry.resolved = True
                 self._pending.pop(request.request_id, None)
-            if hook_task is not None and not hook_task.done():
+            if hook_task is not None:
                 # the loser is cancelled, and waited for: its processes are gone when this returns
+                # (a hook that already answered is done: cancelling it changes nothing)
                 hook_task.cancel()
                 await asyncio.gather(hook_task, return_exceptions=True)
 
