@@ -27,6 +27,8 @@ class A:
     modes: tuple[str, ...] = ("default", "plan", "dontAsk")
     #: only decided, never run: what it does when it leaks must not happen to this machine
     decide_only: bool = False
+    #: an executable the project ships (an untrusted clone) at this path: it touches `pwned`
+    plant: str | None = None
 
 
 EXECUTES = [
@@ -58,6 +60,12 @@ EXECUTES = [
     A("sort-temp-dir", "sort -T . notes.txt"),
     A("uniq-output-operand", "uniq notes.txt pwned"),
     A("find-execdir", "find . -maxdepth 0 -execdir touch pwned ;"),
+    # a program named by a path outside the system's bin directories is whatever is there, not the
+    # wrapper or the xargs of that name: a project may ship its own `bin/timeout`
+    A("path-wrapper-read-only", "./bin/timeout 5 ls", plant="bin/timeout"),
+    A("path-wrapper-allowed", "bin/nice echo hi", plant="bin/nice"),
+    A("path-stdbuf-read-only", "./bin/stdbuf -o0 cat notes.txt", plant="bin/stdbuf"),
+    A("path-xargs-read-only", "echo . | ./bin/xargs ls", plant="bin/xargs"),
     A("find-exec-plus", "find notes.txt -exec touch pwned +"),
     A("find-fprint", "find . -maxdepth 0 -fprint pwned"),
     A("find-delete", "find . -name notes.txt -delete"),
@@ -187,5 +195,10 @@ async def test_attack_is_denied_or_harmless(case: A, where: str, canary_root, mo
         need_program("bwrap")
         need_program("socat")
     canary = make_canary(canary_root, attack_settings(**SANDBOX[where]))
+    if case.plant is not None:
+        planted = canary.proj / case.plant
+        planted.parent.mkdir(parents=True, exist_ok=True)
+        planted.write_text("#!/bin/sh\ntouch pwned\n")
+        planted.chmod(0o755)
     isolate(monkeypatch, canary)
     await run_case(case, canary, tripwire, sandbox=where == "sandboxed")

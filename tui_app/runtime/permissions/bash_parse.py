@@ -455,9 +455,21 @@ def _skip_options(words: tuple[Word, ...], i: int, with_value: frozenset[str]) -
     return i
 
 
+#: where a program named by its path is the system's program of that name: `/usr/bin/timeout 5 curl`
+#: runs curl. Anywhere else (`./timeout 5 ls`) the path names whatever was put there — a script in
+#: the project, say — which is no wrapper and no read-only command.
+SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
+
+
+def program_name(name: str | None) -> str:
+    """`/usr/bin/timeout` is `timeout`; `./timeout` and `/tmp/x/timeout` stay as written."""
+    head, _, base = (name or "").rpartition("/")
+    return base if head in SYSTEM_BIN else (name or "")
+
+
 def _after_wrapper(words: tuple[Word, ...]) -> int | None:
     """Where the wrapped command starts, or None when words[0] is not a strippable wrapper."""
-    name = os.path.basename(_value(words, 0) or "")  # `/usr/bin/timeout 5 curl x` runs curl too
+    name = program_name(_value(words, 0))
     if name in ("time", "nohup", "builtin"):
         return _skip_options(words, 1, frozenset())
     if name == "command":
@@ -483,7 +495,7 @@ XARGS_VALUE_OPTIONS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"}
 def after_xargs_options(command: SimpleCommand) -> SimpleCommand | None:
     """`xargs -0 rm` runs `rm`: the command xargs starts, for deny and ask rules (allow rules
     only ever see bare `xargs` stripped, as Claude Code does)."""
-    if os.path.basename(command.name or "") != "xargs":  # `/usr/bin/xargs rm` runs rm too
+    if program_name(command.name) != "xargs":  # `/usr/bin/xargs rm` runs rm too
         return None
     start = _skip_options(command.words, 1, XARGS_VALUE_OPTIONS)
     if start is None or start >= len(command.words):
@@ -497,7 +509,7 @@ def strip_wrappers(words: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[str
         start = _after_wrapper(words)
         if start is None or start >= len(words):
             break
-        wrappers.append(words[0].value or "")
+        wrappers.append(program_name(words[0].value))
         words = words[start:]
     return words, tuple(wrappers)
 
@@ -505,7 +517,9 @@ def strip_wrappers(words: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[str
 def _nested_strings(command: SimpleCommand, commands: list[SimpleCommand], redirects: list[Redirect],
                     depth: int) -> None:
     """`bash -c 'curl x'` and `eval 'curl x'` run commands the outer line only quotes."""
-    name = os.path.basename(command.name or "")  # `/bin/bash -c …` too
+    # `/bin/bash -c …` too, and `./bash -c …`: whatever it is, the quoted commands count as well
+    # (the outer command is still one of the line's, so this only ever adds to what must be allowed)
+    name = os.path.basename(command.name or "")
     script: str | None = None
     if name in SHELLS:
         args = command.args
