@@ -250,3 +250,31 @@ def test_in_bypass_a_write_known_only_at_run_time_asks_only_past_an_edit_rule(wo
     assert decision.behavior == expect, decision
     if expect == "ask":
         assert RUN_TIME in decision.reason
+
+
+# operands spelt like options are still files: after `--` everything is one (a file named `--`
+# too), and an option getopt does not know (`--=x`) hides none of them
+@pytest.mark.parametrize(("command", "deny"), [
+    ("rm -- --", ["Edit(./--)"]),
+    ("cp --=x notes src/app.py", SRC_DENIED),
+], ids=["file-named-dashdash", "unknown-long-option"])
+def test_operands_spelt_like_options_still_meet_the_deny_rules(world, command, deny):
+    check(decide(world, command, allow=["Bash(rm *)", "Bash(cp *)"], deny=deny), ("deny", "rule"))
+
+
+def test_in_the_sandbox_a_tmp_link_to_a_file_of_the_host_is_the_hosts(world, tmp_path_factory):
+    """/tmp is the sandbox's own, but the host's link there points at the host's file: the write
+    is checked as a write to that file (outside the working directories: it asks)."""
+    import os
+    import tempfile
+
+    target_dir = tempfile.mkdtemp(prefix="vigil-host-", dir="/var/tmp")
+    link = tempfile.mktemp(prefix="vigil-link-", dir="/tmp")
+    try:
+        os.symlink(os.path.join(target_dir, "file"), link)
+        decision = decide(world, f"echo x > {link}", allow=["Bash(echo *)"], sandboxed=True)
+        assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision
+        assert OUT in decision.reason
+    finally:
+        os.unlink(link)
+        os.rmdir(target_dir)

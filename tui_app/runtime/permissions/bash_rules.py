@@ -164,7 +164,9 @@ def _mode_first(cmd: SimpleCommand) -> bool:
         text = word_text(word)
         if text == "--":
             break
-        if text is None or not text.startswith("-") or text == "-":
+        # a lone `-` counts as an option here: no chmod takes it as a mode or a file, and erring
+        # towards "every operand is a file" costs nothing
+        if text is None or not text.startswith("-"):
             continue
         if _spells_long(text, "--reference") or (cmd.name == "chmod" and not _CHMOD_OPTION.fullmatch(text)):
             return False
