@@ -336,8 +336,8 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
     first = progress if not (budget and again_factor) else (lambda d, t, r: r.status == "survived" or progress(d, t, r))
     _run_queue(queue, results, items, infos, killers, kills, workers, tmp, first, total)
     if budget is not None and again_factor:
-        # a survivor of the budget gets more: the killer may be a slower test (`--again 5`: about
-        # twenty minutes more here, so it is off in `make mutate`)
+        # a survivor of the budget gets more: the killer may be a slower test (`make mutate` runs
+        # `--again 5`: with few survivors left, a minute or two)
         again = [r for r in results if r.status == "survived"]
         if again:
             print(f"mutate: {len(again)} survived their budget; again with {again_factor} times as much", flush=True)
