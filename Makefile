@@ -24,7 +24,7 @@ test: $(STAMP)
 
 # Mutation testing of the permission decisions (SCOPE=all: the whole permission room); see tests/mutation/
 mutate: $(STAMP)
-	VIGIL_MUTATE_SCOPE=$(SCOPE) $(BIN)/python -m tests.mutation --again 5 --cache .venv/mutation-measure.pickle
+	VIGIL_MUTATE_SCOPE=$(SCOPE) $(BIN)/python -m tests.mutation --again inf --cache .venv/mutation-measure.pickle
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

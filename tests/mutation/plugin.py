@@ -337,7 +337,7 @@ def run_mutants(mutants: list[tuple[Mutant, str]], items: dict[str, pytest.Item]
     _run_queue(queue, results, items, infos, killers, kills, workers, tmp, first, total)
     if budget is not None and again_factor:
         # a survivor of the budget gets more: the killer may be a slower test (`make mutate` runs
-        # `--again 5`: with few survivors left, a minute or two)
+        # `--again inf`, every test that runs its lines: with few survivors left, a minute or two)
         again = [r for r in results if r.status == "survived"]
         if again:
             print(f"mutate: {len(again)} survived their budget; again with {again_factor} times as much", flush=True)
@@ -492,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=2.0,
                         help="measured seconds of tests per mutant (0: every covering test)")
     parser.add_argument("--again", type=float, default=0,
-                        help="run survivors again with this many times the budget (0: no second pass)")
+                        help="run survivors again with this many times the budget (0: no second pass; "
+                             "inf: with every test that runs their lines)")
     parser.add_argument("--cache", type=Path, help="while working: reuse test measurements kept here")
     parser.add_argument("tests", nargs="*", help="test files (default: scope.TEST_FILES)")
     args = parser.parse_args(argv)
