@@ -223,9 +223,17 @@ def test_what_runs_in_the_sandbox(world, command, settings, expect):
 
 def test_in_the_sandbox_tmp_is_private_when_the_project_is_not_under_tmp():
     """The usual case: the project lives in a home directory, so nothing under /tmp is the host's."""
-    from pathlib import Path
+    import shutil
+    import tempfile
 
-    project = str(Path(__file__).resolve().parent)
+    project = tempfile.mkdtemp(prefix="vigil-project-", dir="/var/tmp")  # wherever the checkout is
+    try:
+        _tmp_is_private_in_the_sandbox(project)
+    finally:
+        shutil.rmtree(project, ignore_errors=True)
+
+
+def _tmp_is_private_in_the_sandbox(project: str) -> None:
     assert not project.startswith("/tmp/")
     decision = decide((project, "/nonexistent-outside"), "cat /tmp/vigil-scratch-test/notes", sandboxed=True)
     assert (decision.behavior, decision.decided_by) == ("allow", "tool"), decision
