@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -73,3 +74,13 @@ def live_members(pgid: int) -> list[int]:
         if group == pgid and state not in ("Z", "X"):
             members.append(int(entry))
     return members
+
+
+def says(output: dict[str, Any]) -> dict[str, Any]:
+    """A hook that prints `output` and exits 0 (no interpreter to start: fast)."""
+    return {"type": "command", "command": f"printf '%s' {shlex.quote(json.dumps(output))}"}
+
+
+def pre(**specific: Any) -> dict[str, Any]:
+    """A PreToolUse hook answering with these hookSpecificOutput fields."""
+    return says({"hookSpecificOutput": {"hookEventName": "PreToolUse", **specific}})

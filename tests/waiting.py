@@ -17,26 +17,11 @@ async def eventually(predicate: Callable[[], Any], what: str, timeout: float = D
                      interval: float = 0.02) -> Any:
     """The predicate's first truthy value; an AssertionError naming `what` after `timeout` seconds."""
     end = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
+    while not (value := predicate()):
         if time.monotonic() >= end:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         await asyncio.sleep(interval)
-
-
-def eventually_sync(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE_S,
-                    interval: float = 0.02) -> Any:
-    """`eventually` for a test without an event loop."""
-    end = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= end:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
+    return value
 
 
 #: a call that takes longer than this hung: the tests' `sleep`s last 50 minutes (tests/procs.marker)

@@ -4,13 +4,10 @@ decisions. The hooks are real `bash -c` commands that print their answer (fast: 
 
 from __future__ import annotations
 
-import json
-import shlex
-
 import pytest
 
 from tests.fakes import make_env
-from tests.hook_helpers import make_hooks, one
+from tests.hook_helpers import make_hooks, one, pre, says
 from tests.perm_specs import BASH, EDIT, RAN, READ, WRITE
 from tui_app.runtime.permissions.decision import PermissionDecision, PermissionQuery
 from tui_app.runtime.permissions.policy import RulePolicy
@@ -21,15 +18,6 @@ from tui_app.runtime.pipeline import ToolCall, run_call
 @pytest.fixture(autouse=True)
 def _clear_ran():
     RAN.clear()
-
-
-def says(output: dict) -> dict:
-    """A hook that prints `output` and exits 0."""
-    return {"type": "command", "command": f"printf '%s' {shlex.quote(json.dumps(output))}"}
-
-
-def pre(**specific) -> dict:
-    return says({"hookSpecificOutput": {"hookEventName": "PreToolUse", **specific}})
 
 
 def env_for(tmp_path, policy, hook: dict | None = None, *specs):

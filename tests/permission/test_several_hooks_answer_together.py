@@ -4,13 +4,10 @@ the question an ask rule raised. Real `bash -c` hooks that print their answer.""
 
 from __future__ import annotations
 
-import json
-import shlex
-
 import pytest
 
 from tests.fakes import make_env
-from tests.hook_helpers import call, make_hooks, one
+from tests.hook_helpers import call, make_hooks, one, pre, says
 from tests.perm_specs import BASH, RAN
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.permissions.rules import make_rule
@@ -20,14 +17,6 @@ from tui_app.runtime.pipeline import ToolCall, run_call
 @pytest.fixture(autouse=True)
 def _clear_ran():
     RAN.clear()
-
-
-def says(output: dict) -> dict:
-    return {"type": "command", "command": f"printf '%s' {shlex.quote(json.dumps(output))}"}
-
-
-def pre(**specific) -> dict:
-    return says({"hookSpecificOutput": {"hookEventName": "PreToolUse", **specific}})
 
 
 def perm(**decision) -> dict:
