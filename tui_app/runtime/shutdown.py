@@ -72,13 +72,61 @@ def run_main(coro: Any) -> Any:
     import asyncio
 
     async def main() -> Any:
-        _state["main"] = (asyncio.get_running_loop(), asyncio.current_task())
+        loop = asyncio.get_running_loop()
+        _state["main"] = (loop, asyncio.current_task())
+        unwake = wake_on_signals(loop)
         try:
             return await coro
         finally:
+            unwake()
             _state["main"] = None
 
     return asyncio.run(main())
+
+
+def wake_on_signals(loop: Any) -> Any:
+    """Make every signal wake `loop`; returns the function that undoes it.
+
+    Python runs signal handlers in the main thread only, but the kernel may hand a process's
+    signal to any thread: to a child watcher's thread blocked in `waitpid` while the main thread
+    has every signal blocked for a moment (each `vfork` of a subprocess does that). The handler
+    then waits until the main thread runs Python again, and a loop asleep in `select` with no
+    timer due runs nothing: a Ctrl-C in the middle of a Bash call went unanswered until the call's
+    own deadline (seen in loaded test runs). With a wakeup fd the C-level handler, whichever
+    thread runs it, writes to a socket the loop watches; the loop wakes and the main thread runs
+    the handler. (`loop.add_signal_handler` would do the same, but `asyncio.run` installs its
+    SIGINT handler with `signal.signal`, and `exiting_on_signals` runs outside the loop.)"""
+    import signal
+    import socket
+
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+
+    def drain() -> None:
+        try:
+            while reader.recv(4096):
+                pass
+        except OSError:  # empty (BlockingIOError) or closed: nothing more to read
+            pass
+
+    try:
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main thread: its signals are not ours to route
+        reader.close()
+        writer.close()
+        return lambda: None
+    loop.add_reader(reader.fileno(), drain)
+
+    def undo() -> None:
+        current = signal.set_wakeup_fd(previous)
+        if current != writer.fileno():  # not ours any more (a later `add_signal_handler`): leave theirs
+            signal.set_wakeup_fd(current)
+        loop.remove_reader(reader.fileno())
+        reader.close()
+        writer.close()
+
+    return undo
 
 
 def cancel_main() -> bool:
