@@ -72,11 +72,15 @@ EDIT_IN = {"file_path": "/proj/a.py", "old_string": "a", "new_string": "b"}
 @pytest.mark.parametrize("mode, spec, data, expect", [
     ("default", READ, {"file_path": "/proj/a.py"}, ("allow", "tool")),
     ("default", BASH, {"command": "make"}, ("ask", "mode", "Bash(make)")),
-    ("default", EDIT, EDIT_IN, ("ask", "mode", "Edit(/proj/a.py)")),
+    ("default", EDIT, EDIT_IN, ("ask", "mode", "Edit(//proj/a.py)")),  # `//`: the absolute path
     ("default", MCP_WRITE, {"path": "x"}, ("ask", "mode", "mcp__files__write_file")),
-    ("default", WRITE, {"content": "no path"}, ("ask", "mode", "Write")),
-    ("default", BASH, {"command": ["make"]}, ("ask", "mode", "Bash")),
-    ("default", WRITE, {"file_path": "/proj/a.py", "content": ""}, ("ask", "mode", "Edit(/proj/a.py)")),
+    # no target: no rule says just this call ("Write" or "Bash" would allow them all), none is offered
+    ("default", WRITE, {"content": "no path"}, ("ask", "mode", None)),
+    ("default", BASH, {"command": ["make"]}, ("ask", "mode", None)),
+    ("default", WRITE, {"file_path": "", "content": ""}, ("ask", "mode", None)),
+    ("default", WRITE, {"file_path": "a.py", "content": ""}, ("ask", "mode", None)),  # relative to what?
+    ("default", BASH, {"command": "rm -rf build/*"}, ("ask", "mode", "Bash(rm -rf build/\\*)")),
+    ("default", WRITE, {"file_path": "/proj/a.py", "content": ""}, ("ask", "mode", "Edit(//proj/a.py)")),
     # an MCP tool is allowed whole, whatever its input holds
     ("default", MCP_WRITE, {"command": "make"}, ("ask", "mode", "mcp__files__write_file")),
     ("bypassPermissions", ASK_USER, {"questions": []}, ("allow", "mode")),
@@ -94,7 +98,7 @@ def test_a_session_without_settings_follows_its_mode(mode, spec, data, expect):
     decision = decide(ModePolicy(mode=mode), spec, data)
     assert (decision.behavior, decision.decided_by) == expect[:2], decision
     if len(expect) == 3:  # "always allow" offers exactly this call
-        assert decision.suggested_rules == (expect[2],)
+        assert decision.suggested_rules == ((expect[2],) if expect[2] else ())
 
 
 @pytest.mark.parametrize("lists, spec, data, expect", [

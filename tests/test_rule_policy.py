@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.perm_specs import BASH, EDIT, MCP_READ
+from tests.perm_specs import BASH, EDIT, MCP_READ, WRITE
 from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.permissions.rules import RuleError, make_rule, parse_rule
@@ -66,6 +66,15 @@ def test_edit_suggestion_round_trips_relative_to_the_project(tmp_path):
     policy.add_rules("allow", list(first.suggested_rules), "session")
     assert decide(policy, EDIT, data).behavior == "allow"
     assert decide(policy, EDIT, {"file_path": str(tmp_path / "src" / "other.py")}).behavior == "ask"
+
+
+@pytest.mark.parametrize("spec, data", [(EDIT, {"file_path": ""}), (WRITE, {"file_path": "", "content": "x"}),
+                                        (EDIT, {"old_string": "a"}), (BASH, {"command": ["rm", "-rf", "/"]})])
+def test_a_call_without_a_target_offers_no_rule_to_always_allow(tmp_path, spec, data):
+    """`Edit()` or `Bash` would allow every edit or every command: such a call asks, and the
+    approval offers no "always allow" (a hostile agent's empty path must not buy a blanket rule)."""
+    got = decide(RulePolicy(cwd=str(tmp_path)), spec, data)
+    assert got.behavior == "ask" and got.suggested_rules == ()
 
 
 def test_adding_rules_keeps_the_rest_of_the_file(tmp_path):

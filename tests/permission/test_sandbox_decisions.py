@@ -97,3 +97,14 @@ def test_a_read_only_command_outside_the_sandbox_offers_its_rule(tmp_path):
     assert got.suggested_rules == ("Bash(ls -la)",)
     policy.add_rules("allow", list(got.suggested_rules), "session")
     assert (decide(policy, BASH, LS).behavior, decide(policy, BASH, LS).decided_by) == ("allow", "rule")
+
+
+def test_the_rule_offered_for_a_globbing_read_outside_the_sandbox_allows_only_that_command(tmp_path):
+    """`ls *.py` runs outside (excludedCommands) and asks; "always allow" must not save the
+    wildcard rule `Bash(ls *.py)`, which would let `ls ~/.ssh/*.py` run outside the sandbox unasked."""
+    policy = policy_with(tmp_path, "on", excluded_commands=("ls",))
+    got = decide(policy, BASH, {"command": "ls *.py"})
+    assert got.suggested_rules == ("Bash(ls \\*.py)",)
+    policy.add_rules("allow", list(got.suggested_rules), "session")
+    assert decide(policy, BASH, {"command": "ls *.py"}).behavior == "allow"
+    assert decide(policy, BASH, {"command": "ls ~/.ssh/*.py"}).behavior == "ask"

@@ -181,7 +181,8 @@ class Gate:
             return Verdict("allow", decision.reason, input=original)
         if decision.behavior == "allow":  # Vigil has no word of its own (a read): the agent's question stands
             why = f"{self.agent_label} asks" + (f": {agent_reason}" if agent_reason else "")
-            decision = PermissionDecision("ask", "agent", why, suggested_rules=(suggested_rule(spec, state.input),))
+            rule = suggested_rule(spec, state.input)
+            decision = PermissionDecision("ask", "agent", why, suggested_rules=(rule,) if rule else ())
         digest = input_sha256(state.input)
         try:
             await approve(state, decision)

@@ -11,6 +11,8 @@ from typing import Any, Literal, Protocol
 
 from tui_app.runtime.contract import ToolFlags, ToolSpec
 from tui_app.runtime.permissions.modes import PERMISSION_MODES, PermissionMode
+from tui_app.runtime.permissions.path_rules import rule_path
+from tui_app.runtime.permissions.rules import escape_bash, host_of
 
 __all__ = ["PERMISSION_MODES", "PermissionMode"]  # where they were first defined; their home is modes.py
 
@@ -82,16 +84,34 @@ def combine_with_hook(
 
 
 def suggested_rule(spec: ToolSpec, data: dict[str, Any]) -> str:
-    """The rule an "always allow" of this exact call saves."""
-    if spec.permission.kind == "bash" and isinstance(data.get("command"), str):
-        return f"{spec.name}({data['command']})"
+    """The rule an "always allow" of this exact call saves, written so that it matches this call
+    and no other: wildcard characters escaped, a path absolute (`//…`). "" when no rule can say
+    just this call: an empty or missing target (`Edit()` or `Bash` would allow every edit or
+    every command), or a relative path (relative to what?)."""
     if spec.source == "mcp":
         return spec.name
-    key = spec.permission.rule_key
-    if key and isinstance(data.get(key), str):
-        name = "Edit" if spec.permission.kind == "edit" else spec.name
-        return f"{name}({data[key]})"
-    return spec.name
+    kind = spec.permission.kind
+    key = spec.permission.rule_key or ("command" if kind == "bash" else None)
+    if key is None:
+        return spec.name
+    target = data.get(key)
+    if not isinstance(target, str) or not target.strip():
+        return ""
+    if kind == "bash":
+        return f"{spec.name}({escape_bash(target.strip())})"
+    if kind in ("edit", "read"):
+        if not target.startswith("/"):
+            return ""
+        return f"{'Edit' if kind == 'edit' else spec.name}({rule_path(target, '')})"
+    if kind == "web":
+        host = host_of(target)
+        return f"{spec.name}(domain:{host})" if host else ""
+    return f"{spec.name}({escape_fnmatch(target)})"
+
+
+def escape_fnmatch(text: str) -> str:
+    """A `fnmatch` pattern that matches exactly `text` (fnmatch knows no backslash escapes)."""
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
 
 
 @dataclass
@@ -123,7 +143,7 @@ class ModePolicy:
                     return PermissionDecision(behavior, "rule", f"{behavior} rule {candidate}", rule=candidate,
                                               final=behavior == "deny")
         if spec.permission.always_ask:
-            return PermissionDecision("ask", "tool", f"{spec.name} always asks", suggested_rules=(rule,))
+            return PermissionDecision("ask", "tool", f"{spec.name} always asks", suggested_rules=_only(rule))
         if not flags.needs_approval and not flags.requires_user_interaction:
             return PermissionDecision("allow", "tool", "needs no approval")
         return mode_decision(self.mode, spec, flags, rule)
@@ -140,4 +160,8 @@ def mode_decision(mode: PermissionMode, spec: ToolSpec, flags: ToolFlags, rule: 
         return PermissionDecision("allow", "mode", "acceptEdits mode")
     if mode == "dontAsk":
         return PermissionDecision("deny", "mode", f"{spec.name} would need approval, and the mode is dontAsk")
-    return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {mode} mode", suggested_rules=(rule,))
+    return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {mode} mode", suggested_rules=_only(rule))
+
+
+def _only(rule: str) -> tuple[str, ...]:
+    return (rule,) if rule else ()
