@@ -90,8 +90,7 @@ def suggested_rule(spec: ToolSpec, data: dict[str, Any]) -> str:
     every command), or a relative path (relative to what?)."""
     if spec.source == "mcp":
         return spec.name
-    kind = spec.permission.kind
-    key = spec.permission.rule_key or ("command" if kind == "bash" else None)
+    kind, key = spec.permission.kind, spec.permission.rule_key
     if key is None:
         return spec.name
     target = data.get(key)
