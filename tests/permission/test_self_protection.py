@@ -90,6 +90,12 @@ HOOK_SCRIPT_CASES = [
     # a word with a variable Vigil does not know names no file; the others still count
     ('"$HOOKS_DIR"/lint.sh && tools/after_unknown.sh', "project/tools/after_unknown.sh"),
     ('test -n "$TOOL" || ~/hooks/after_test.py', "~/hooks/after_test.py"),
+    # a script named relative to the directory an earlier `cd` moved to
+    ("cd tools && ./after_cd.sh", "project/tools/after_cd.sh"),
+    ("cd -P scripts/ci; sh lint.sh --fix", "project/scripts/ci/lint.sh"),
+    ("pushd hooks >/dev/null && ./after_pushd.sh", "project/hooks/after_pushd.sh"),
+    ("cd && python3 hooks/after_bare_cd.py", "~/hooks/after_bare_cd.py"),
+    ('cd "$CLAUDE_PROJECT_DIR"/.. && cd project/deep && ./deeper.sh', "project/deep/deeper.sh"),
 ]
 
 

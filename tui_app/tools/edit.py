@@ -98,16 +98,25 @@ async def check_edit(args: EditInput | MultiEditInput, ctx: ToolContext) -> None
         if edit.old_string == edit.new_string:
             where = f"Edit {index + 1} of {len(edits)}: " if len(edits) > 1 else ""
             raise ToolFailure(f"{where}No changes to make: old_string and new_string are exactly the same.")
-    current = await asyncio.to_thread(read_current, path, file_access(ctx))
-    if current.data is None:
-        if creates_file(edits):
-            await asyncio.to_thread(replace_exactly, "", edits)
-            return
-        if file_state(ctx).baseline(path) is not None:
-            raise stale(path, "deleted")
-        raise ToolFailure(f"File does not exist: {path}. To create it, use Write (or Edit with an empty old_string).")
-    file_state(ctx).check(path, current.data)
-    await asyncio.to_thread(replace_exactly, decode(current.data), edits)
+    access, fs = file_access(ctx), file_state(ctx)
+
+    def check() -> None:
+        # one thread call that returns nothing: the file's bytes and texts are gone when it ends
+        # (a thread pool's worker holds its call's arguments and result until it next runs, which
+        # on a busy machine can be during the write: one more copy of the file)
+        current = read_current(path, access)
+        if current.data is None:
+            if creates_file(edits):
+                replace_exactly("", edits)
+                return
+            if fs.baseline(path) is not None:
+                raise stale(path, "deleted")
+            raise ToolFailure(f"File does not exist: {path}. To create it, use Write (or Edit with an empty "
+                              f"old_string).")
+        fs.check(path, current.data)
+        replace_exactly(decode(current.data), edits)
+
+    await asyncio.to_thread(check)
 
 
 async def resolve_edit(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

@@ -31,24 +31,38 @@ def settings_files(project: str, home: str, config_dir: str, extra: Iterable[str
 
 def hook_scripts(handlers: Iterable[tuple[str, tuple[str, ...] | None]], project: str, home: str) -> list[str]:
     """Files the hook commands (command, exec args) name that exist (`.claude/hooks/check.sh`,
-    `"$CLAUDE_PROJECT_DIR"/hooks/x.py`, `python3 ~/hooks/y.py` …)."""
-    words = (word for command, args in handlers for word in _words(command, args, project, home))
-    paths = (_as_file(word, project, home) for word in words)
-    return [path for path in paths if path is not None]
+    `"$CLAUDE_PROJECT_DIR"/hooks/x.py`, `python3 ~/hooks/y.py`, `cd tools && ./guard.sh` …)."""
+    return [path for command, args in handlers for path in _named_files(command, args, project, home)]
 
 
-def _words(command: str, args: tuple[str, ...] | None, project: str, home: str) -> list[str]:
-    if args is not None:  # exec'd without a shell: nothing is expanded
-        return [command, *args]
+def _named_files(command: str, args: tuple[str, ...] | None, project: str, home: str) -> list[str]:
+    """A hook runs in the project directory; a word names a file relative to it, or to a directory
+    an earlier `cd` in the same command moved to. Every directory seen counts for every later word
+    (a `cd` inside a pipeline or subshell does not last, but guarding one file too many is safe)."""
+    if args is not None:  # exec'd without a shell: nothing is expanded, no `cd` runs
+        words = [command, *args]
+        return [path for path in (_as_file(w, project, home) for w in words) if path is not None]
     values = {"CLAUDE_PROJECT_DIR": project, "HOME": home}
     command = _KNOWN_VARIABLE.sub(lambda m: values[m.group(1) or m.group(2)], command)
-    parsed = parse_command(command)
-    # a word with another variable in it (`"$HOOKS"/x.sh`) has no value: it names no file we know
-    return [w.value for c in parsed.commands for w in c.words if w.value is not None]
+    bases, found = [project], []
+    for part in parse_command(command).commands:
+        # a word with another variable in it (`"$HOOKS"/x.sh`) has no value: it names no file we know
+        words = [w.value for w in part.words if w.value is not None]
+        if words[:1] in (["cd"], ["pushd"]):
+            targets = [w for w in words[1:] if not w.startswith("-")]  # `cd -P dir`; `cd -` goes nowhere known
+            if targets or len(words) == 1:
+                bases.append(_in(bases[-1], targets[0] if targets else "~", home))
+        else:
+            found += [path for w in words for base in bases if (path := _as_file(w, base, home)) is not None]
+    return list(dict.fromkeys(found))
 
 
-def _as_file(word: str, project: str, home: str) -> str | None:
+def _in(base: str, word: str, home: str) -> str:
     if word == "~" or word.startswith("~/"):
         word = home + word[1:]
-    path = os.path.normpath(os.path.join(project, word))
+    return os.path.normpath(os.path.join(base, word))
+
+
+def _as_file(word: str, base: str, home: str) -> str | None:
+    path = _in(base, word, home)
     return path if os.path.isfile(path) else None
