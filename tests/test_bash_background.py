@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import select
@@ -234,16 +235,27 @@ def test_background_tasks_die_with_the_vigil_process(ending):
         kill_marked(mark)
 
 
+def _signal_states(pid: int) -> str:
+    lines = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task")):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/status") as status:
+            lines.append(f"{tid}: " + " ".join(line.strip() for line in status
+                                               if line.startswith(("Name", "SigPnd", "ShdPnd", "SigBlk", "SigIgn",
+                                                                   "SigCgt"))))
+    return "\n".join(lines)
+
+
 @pytest.mark.parametrize("caught_by", ["main_thread", "another_thread"])
-def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt(caught_by):
+def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt(caught_by, tmp_path):
     """Ctrl-C in a headless run (`run_main`, the CLI's way to run the loop). The kernel may hand
     the signal to any thread that does not block it: to the child watcher's thread, while the main
     thread has every signal blocked during a `vfork` (here the main thread blocks SIGINT for good,
     so the other thread is sure to get it). Python runs the handler in the main thread only, so
     the loop must wake up for it: it used to sleep on until the call's own deadline."""
     mark = marker()
+    flag = tmp_path / "dump"
     code = f"""
-        import asyncio, faulthandler, signal, threading
+        import asyncio, faulthandler, os, signal, sys, threading, time
         from tests.fakes import make_env
         from tui_app.runtime.permissions.decision import ModePolicy
         faulthandler.register(signal.SIGUSR1, all_threads=True)  # the stacks, should it hang
@@ -258,8 +270,16 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt(caught_by):
                 signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGINT}})
             print("ready", flush=True)
 
+        def dump_when_asked(loop):  # the tasks' stacks, should it hang (a thread that takes no signal)
+            signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+            while not os.path.exists("{flag}"):
+                time.sleep(0.2)
+            for task in asyncio.all_tasks(loop):
+                task.print_stack(file=sys.stderr)
+
         async def main():
             env, _ = make_env(BASH, policy=ModePolicy(allow={{"Bash"}}))
+            threading.Thread(target=dump_when_asked, args=(asyncio.get_running_loop(),), daemon=True).start()
             asyncio.ensure_future(ready())
             command = "sh -c 'sleep {mark}1 & sleep {mark}2; wait'"
             outcome = await run_call(ToolCall("c1", "Bash", {{"command": command}}), env)
@@ -279,12 +299,17 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt(caught_by):
         proc.send_signal(signal.SIGINT)
         try:
             out, err = proc.communicate(timeout=DEADLINE_S)
-        except subprocess.TimeoutExpired:  # say where it hung
+        except subprocess.TimeoutExpired:  # say where it hung, and what each thread does with signals
+            signals = _signal_states(proc.pid)
+            flag.touch()
             proc.send_signal(signal.SIGUSR1)
-            time.sleep(2)
+            time.sleep(5)
             proc.kill()
             out, err = proc.communicate()
-            raise AssertionError(f"no exit after Ctrl-C; printed {out!r}; every thread's stack:\n{err}") from None
+            mine = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
+            raise AssertionError(f"no exit after Ctrl-C; printed {out!r}; signal state of each thread:\n{signals}\n"
+                                 f"(this test's SIGINT handler and mask: {mine}); every thread's and task's stack:"
+                                 f"\n{err}") from None
         assert out.strip() == "cancelled", err
         assert wait_gone(mark) == {}
     finally:
