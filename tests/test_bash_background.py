@@ -256,6 +256,9 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt(caught_by, t
     flag = tmp_path / "dump"
     code = f"""
         import asyncio, faulthandler, os, signal, sys, threading, time
+        # as in a terminal's foreground: a suite started in the background (`make test &`) runs
+        # with SIGINT ignored, which every child inherits, and Python then leaves Ctrl-C ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from tests.fakes import make_env
         from tui_app.runtime.permissions.decision import ModePolicy
         faulthandler.register(signal.SIGUSR1, all_threads=True)  # the stacks, should it hang
