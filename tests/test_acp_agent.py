@@ -34,6 +34,8 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from tests.waiting import DEADLINE_S
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -143,7 +145,11 @@ async def vigil_acp(client: EditorClient, tmp_path: Path, steps: list[dict[str, 
            "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
     async with acp.spawn_agent_process(client, sys.executable, "-m", "tui_app", "acp", "--script",
                                        str(script(tmp_path, steps)), *flags, env=env, cwd=str(tmp_path),
-                                       transport_kwargs={"stderr": None, "limit": 1 << 24}) as (conn, process):
+                                       # the SDK gives the agent 2 s to exit after stdin closes, then
+                                       # terminates it (and fails if it exited meanwhile): on a loaded
+                                       # machine the orderly exit takes longer, and that is what is tested
+                                       transport_kwargs={"stderr": None, "limit": 1 << 24,
+                                                         "shutdown_timeout": DEADLINE_S}) as (conn, process):
         await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
                                                client_capabilities=capabilities or ClientCapabilities()), 60)
         yield conn, process
