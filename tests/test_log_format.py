@@ -238,6 +238,21 @@ def test_a_long_silence_is_written_as_a_time_again():
     assert all(_same(decoder.decode(line), e) for line, e in zip(lines, events, strict=True))
 
 
+def test_a_written_event_carries_the_time_its_replay_will_read():
+    """The screen shows durations from the events' times; the log keeps them to the millisecond.
+    Once written, the live event holds exactly the time a reader computes, so a row's "1ms" live
+    is "1ms" replayed (it was "0ms" when a 1.4 ms call read back as 0.9 ms)."""
+    events = _stamped(SAMPLES[:6])
+    for event, gap in zip(events[1:], (0.0014, 0.0004, 0.0009, 0.0, 2.5004), strict=True):
+        event.__dict__["ts"] = events[events.index(event) - 1].ts + gap
+    exact = [e.ts for e in events]
+    encoder, decoder = LogEncoder(), LogDecoder()
+    read = [decoder.decode(encoder.encode(event)) for event in events]
+    assert [e.ts for e in read] == [e.ts for e in events]
+    # and no error piles up: each time stays within half a millisecond of the real one
+    assert all(abs(e.ts - t) <= 0.0005 for e, t in zip(events, exact, strict=True))
+
+
 def test_compact_lines_are_still_one_json_event_per_line_with_its_type_first():
     encoder = LogEncoder()
     for event in _stamped(SAMPLES):
