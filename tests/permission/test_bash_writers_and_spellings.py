@@ -231,6 +231,7 @@ def test_in_the_sandbox_tmp_is_private_when_the_project_is_not_under_tmp():
         _tmp_is_private_in_the_sandbox(project)
     finally:
         shutil.rmtree(project, ignore_errors=True)
+    _tmp_is_private_in_the_sandbox("/home/alice/project")  # the usual place, whether it exists here or not
 
 
 def _tmp_is_private_in_the_sandbox(project: str) -> None:
