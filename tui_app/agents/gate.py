@@ -36,6 +36,7 @@ from tui_app.runtime.permissions.decision import (
     PermissionDecision,
     PermissionQuery,
     combine_with_hook,
+    offered,
     suggested_rule,
 )
 from tui_app.runtime.validation import issues_text, validate_input
@@ -181,8 +182,8 @@ class Gate:
             return Verdict("allow", decision.reason, input=original)
         if decision.behavior == "allow":  # Vigil has no word of its own (a read): the agent's question stands
             why = f"{self.agent_label} asks" + (f": {agent_reason}" if agent_reason else "")
-            rule = suggested_rule(spec, state.input)
-            decision = PermissionDecision("ask", "agent", why, suggested_rules=(rule,) if rule else ())
+            rules = offered(suggested_rule(spec, state.input))
+            decision = PermissionDecision("ask", "agent", why, suggested_rules=rules)
         digest = input_sha256(state.input)
         try:
             await approve(state, decision)

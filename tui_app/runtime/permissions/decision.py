@@ -142,7 +142,7 @@ class ModePolicy:
                     return PermissionDecision(behavior, "rule", f"{behavior} rule {candidate}", rule=candidate,
                                               final=behavior == "deny")
         if spec.permission.always_ask:
-            return PermissionDecision("ask", "tool", f"{spec.name} always asks", suggested_rules=_only(rule))
+            return PermissionDecision("ask", "tool", f"{spec.name} always asks", suggested_rules=offered(rule))
         if not flags.needs_approval and not flags.requires_user_interaction:
             return PermissionDecision("allow", "tool", "needs no approval")
         return mode_decision(self.mode, spec, flags, rule)
@@ -159,8 +159,10 @@ def mode_decision(mode: PermissionMode, spec: ToolSpec, flags: ToolFlags, rule: 
         return PermissionDecision("allow", "mode", "acceptEdits mode")
     if mode == "dontAsk":
         return PermissionDecision("deny", "mode", f"{spec.name} would need approval, and the mode is dontAsk")
-    return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {mode} mode", suggested_rules=_only(rule))
+    return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {mode} mode",
+                              suggested_rules=offered(rule))
 
 
-def _only(rule: str) -> tuple[str, ...]:
+def offered(rule: str) -> tuple[str, ...]:
+    """A decision's `suggested_rules` for one `suggested_rule`: none when it is "" (no rule fits)."""
     return (rule,) if rule else ()
