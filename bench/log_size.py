@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tui_app.runtime.conversation import rebuild_conversation  # noqa: E402
-from tui_app.runtime.eventlog import read_events  # noqa: E402
+from tui_app.runtime.log.conversation import rebuild_conversation  # noqa: E402
+from tui_app.runtime.log.eventlog import read_events  # noqa: E402
 
 GOAL = 1.1
 

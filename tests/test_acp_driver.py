@@ -18,8 +18,8 @@ from tests.needs import need_program
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.headless.export import transcript_markdown
 from tui_app.headless.replay import replay
-from tui_app.runtime.catalog import list_sessions
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.catalog import list_sessions
+from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 
 
@@ -385,7 +385,7 @@ async def test_the_sdks_complaints_about_a_stray_line_go_to_a_file_not_the_termi
     turn = await session.run_turn("hi")
     await session.close()
     assert turn.text == "fine"
-    from tui_app.runtime.paths import session_dir
+    from tui_app.runtime.log.paths import session_dir
 
     log = session_dir(session.id) / "acp-sdk.log"
     assert "Error parsing JSON-RPC message" in log.read_text()

@@ -25,7 +25,7 @@ from tests.agent_kit import (
 from tests.agent_kit import home as private_home
 from tests.test_provider_anthropic import tools_bytes
 from tests.wire_server import LoopbackServer, Piece, Reply, anthropic_events, openai_chunks, sse
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.permissions.decision import ModePolicy
 
 home = private_home  # the fixture, visible to this module's tests

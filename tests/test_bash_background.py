@@ -263,7 +263,7 @@ def test_a_foreground_command_dies_with_vigil_on_keyboard_interrupt(caught_by, t
         from tui_app.runtime.permissions.decision import ModePolicy
         faulthandler.register(signal.SIGUSR1, all_threads=True)  # the stacks, should it hang
         from tui_app.runtime.pipeline import ToolCall, run_call
-        from tui_app.runtime.shutdown import run_main
+        from tui_app.runtime.processes.shutdown import run_main
         from tui_app.tools.bash.tool import BASH
 
         async def ready():

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.runtime.permissions.bash_parse import parse_command
-from tui_app.runtime.permissions.bash_readonly import (
+from tui_app.runtime.permissions.bash.parse import parse_command
+from tui_app.runtime.permissions.bash.readonly import (
     BASH_FLAGS,
     DESTRUCTIVE_BASH_FLAGS,
     READ_ONLY_BASH_FLAGS,
     bash_flags,
     classify,
 )
-from tui_app.runtime.permissions.bash_words import Where
+from tui_app.runtime.permissions.bash.words import Where
 from tui_app.runtime.scheduler import plan_groups
 
 

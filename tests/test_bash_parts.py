@@ -15,10 +15,10 @@ import pytest
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, with_marker
 from tests.waiting import HANG_S
-from tui_app.runtime import processes as proc_table
 from tui_app.runtime.contract import ProgressSink, ToolFlags
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker
 from tui_app.runtime.pipeline import ToolCall, run_call
+from tui_app.runtime.processes import groups as proc_table
 from tui_app.tools.bash import tool as bash_module
 from tui_app.tools.bash.exit_codes import is_failure, last_command
 from tui_app.tools.bash.live_output import LiveOutput
@@ -81,9 +81,9 @@ def classifier(monkeypatch):
     bash_module._classifier.cache_clear()
 
     def install(fn):
-        module = types.ModuleType("tui_app.runtime.permissions.bash_readonly")
+        module = types.ModuleType("tui_app.runtime.permissions.bash.readonly")
         module.bash_flags = fn
-        monkeypatch.setitem(sys.modules, "tui_app.runtime.permissions.bash_readonly", module)
+        monkeypatch.setitem(sys.modules, "tui_app.runtime.permissions.bash.readonly", module)
         bash_module._classifier.cache_clear()
 
     yield install

@@ -14,7 +14,7 @@ from tests.builtin_kit import workspace as private_workspace
 from tests.wire_server import LoopbackServer
 from tui_app.agents.compaction import SUMMARY_INSTRUCTION
 from tui_app.assemble import SessionOptions, build_session
-from tui_app.runtime.conversation import continuation_text
+from tui_app.runtime.log.conversation import continuation_text
 
 workspace = private_workspace  # the fixture, visible to this module's tests
 

@@ -21,8 +21,8 @@ from tests import cc_kit
 from tests.cc_kit import cc_reply, cc_session, first, pid_alive, recorder, sse, tool, tool_results, wait_for
 from tests.wire_server import Reply, anthropic_events
 from tui_app.headless.replay import replay
-from tui_app.runtime.catalog import list_sessions
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.catalog import list_sessions
+from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 
 ROOT = Path(__file__).parent.parent

@@ -16,8 +16,8 @@ from tui_app.agents.compaction import (
     context_window,
     is_context_overflow,
 )
-from tui_app.runtime.conversation import continuation_text, rebuild_conversation
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.conversation import continuation_text, rebuild_conversation
+from tui_app.runtime.log.eventlog import read_events
 
 workspace = private_workspace  # the fixture, visible to this module's tests
 

@@ -11,10 +11,10 @@ import pytest
 from tests.fakes import SAFE, UNSAFE, work_spec
 from tui_app.agents.builtin import run_turn
 from tui_app.providers.scripted import Script, ScriptedModel
-from tui_app.runtime import eventlog
 from tui_app.runtime import events as ev
 from tui_app.runtime.display import BashOutputDisplay, DiffHunk, FileDiffDisplay, OutputSegment
-from tui_app.runtime.eventlog import EventLogWriter, read_events
+from tui_app.runtime.log import eventlog
+from tui_app.runtime.log.eventlog import EventLogWriter, read_events
 from tui_app.runtime.messages import ImageBlock, TextBlock, ToolDefinition
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session

@@ -35,7 +35,7 @@ from tests.faults_kit import (
     write_script,
 )
 from tests.waiting import DEADLINE_S
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.eventlog import read_events
 
 KILL_POINTS = 30
 #: complete events the scripted session writes, roughly (the kill points spread over them)

@@ -17,8 +17,8 @@ import pytest
 
 from tests.faults_kit import run_vigil, session_dirs, write_script
 from tests.needs import require
-from tui_app.runtime import eventlog
-from tui_app.runtime.eventlog import read_events, read_incomplete
+from tui_app.runtime.log import eventlog
+from tui_app.runtime.log.eventlog import read_events, read_incomplete
 
 BIG_OUTPUT = "head -c 10000000 /dev/zero | tr '\\0' x | fold -w 100"
 

@@ -22,8 +22,8 @@ from tests.faults_kit import (
 )
 from tests.tui.helpers import screen_text
 from tests.waiting import DEADLINE_S, eventually
-from tui_app.runtime.eventlog import read_events
-from tui_app.runtime.session_lock import SessionInUse, SessionLock, holder
+from tui_app.runtime.log.eventlog import read_events
+from tui_app.runtime.processes.session_lock import SessionInUse, SessionLock, holder
 
 
 def resume_args(session: str, project: Path, script: Path, *extra: str) -> list[str]:

@@ -36,7 +36,7 @@ from tests.faults_kit import (
 from tests.mcp.helpers import fixture
 from tests.waiting import DEADLINE_S, HANG_S
 from tui_app.runtime.contract import TimeoutPolicy
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.runtime.results.artifacts import ArtifactStore
 from tui_app.tools.read_artifact import READ_ARTIFACT

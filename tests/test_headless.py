@@ -12,7 +12,7 @@ import pytest
 
 from tests.agent_kit import home as private_home
 from tui_app.headless.runner import run_headless
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.eventlog import read_events
 
 ROOT = Path(__file__).parent.parent
 home = private_home  # the fixture, visible to this module's tests

@@ -24,7 +24,7 @@ FLOORS: list[tuple[str, ...]] = [
 RUNTIME_CORE_ABOVE_ROOMS = ("tui_app.runtime.pipeline", "tui_app.runtime.call", "tui_app.runtime.approval_stage",
                             "tui_app.runtime.executor", "tui_app.runtime.session", "tui_app.runtime.agent")
 RUNTIME_ROOMS = ("tui_app.runtime.permissions", "tui_app.runtime.hooks", "tui_app.runtime.results",
-                 "tui_app.runtime.files")
+                 "tui_app.runtime.files", "tui_app.runtime.processes", "tui_app.runtime.log")
 RUNTIME_FORBIDDEN = ("textual", "widgets", "tui_app.tools", "tui_app.providers", "tui_app.mcp", "tui_app.agents",
                      "tui_app.app", "tui_app.headless", "tui_app.assemble", "tui_app.config", "tui_app.cli")
 

@@ -14,9 +14,9 @@ from tests.test_eventlog import SAMPLES
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.headless.replay import replay
 from tui_app.runtime import events as ev
-from tui_app.runtime.conversation import rebuild_conversation
-from tui_app.runtime.eventlog import EventLogWriter, read_events
-from tui_app.runtime.log_format import LogDecoder, LogEncoder
+from tui_app.runtime.log.conversation import rebuild_conversation
+from tui_app.runtime.log.eventlog import EventLogWriter, read_events
+from tui_app.runtime.log.format import LogDecoder, LogEncoder
 from tui_app.runtime.permissions.broker import ApprovalAnswer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "log_v1"

@@ -12,9 +12,9 @@ from tests.builtin_kit import Workspace, of
 from tests.builtin_kit import workspace as private_workspace
 from tui_app.cli import main
 from tui_app.headless.replay import replay
-from tui_app.runtime.conversation import rebuild_conversation
-from tui_app.runtime.eventlog import read_events
-from tui_app.runtime.paths import events_path
+from tui_app.runtime.log.conversation import rebuild_conversation
+from tui_app.runtime.log.eventlog import read_events
+from tui_app.runtime.log.paths import events_path
 
 workspace = private_workspace  # the fixture, visible to this module's tests
 

@@ -21,7 +21,7 @@ from tests.agent_kit import (
 from tests.agent_kit import home as private_home
 from tests.wire_server import LoopbackServer, Piece, Reply, anthropic_events, json_reply, openai_chunks, sse
 from tui_app.agents.builtin import STREAM_BROKEN_MESSAGE
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.eventlog import read_events
 
 home = private_home  # the fixture, visible to this module's tests
 

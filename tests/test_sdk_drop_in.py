@@ -397,7 +397,7 @@ async def test_the_typescript_sdk_drives_vigil_too(tmp_path):
 
 
 async def test_resume_continue_and_fork_pick_up_the_recorded_conversation(tmp_path):
-    from tui_app.runtime.eventlog import read_events
+    from tui_app.runtime.log.eventlog import read_events
 
     proj = project(tmp_path)
     cli = str(wrapper(tmp_path, "--script", str(scripted(tmp_path, [{"text": "Noted."}]))))

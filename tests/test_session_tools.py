@@ -13,9 +13,9 @@ from tests.waiting import eventually
 from tui_app.agents.builtin import run_turn
 from tui_app.assemble import SessionOptions, build_services, connect_services
 from tui_app.providers.scripted import Script, ScriptedModel
-from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.events import ToolCallError, ToolCallResult
 from tui_app.runtime.files.state import FileState
+from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call

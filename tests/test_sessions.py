@@ -22,8 +22,8 @@ from tui_app import cli
 from tui_app.agents.builtin import run_turn
 from tui_app.providers.anthropic import encode_messages
 from tui_app.providers.scripted import Script, ScriptedModel
-from tui_app.runtime.eventlog import read_events
-from tui_app.runtime.paths import events_path
+from tui_app.runtime.log.eventlog import read_events
+from tui_app.runtime.log.paths import events_path
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.session import Session
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from tests.builtin_kit import Workspace, of, run
 from tests.builtin_kit import workspace as private_workspace
-from tui_app.runtime.conversation import rebuild_conversation
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.conversation import rebuild_conversation
+from tui_app.runtime.log.eventlog import read_events
 
 workspace = private_workspace  # the fixture, visible to this module's tests
 

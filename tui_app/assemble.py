@@ -16,10 +16,10 @@ from tui_app.agents.builtin import run_turn
 from tui_app.agents.setup import equip_builtin_agent
 from tui_app.agents.system_prompt import build_system_prompt
 from tui_app.config import LoadedSettings, SettingsError, load_settings, settings_events
-from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.events import Warning
 from tui_app.runtime.hooks.command import CommandHooks
 from tui_app.runtime.hooks.runner import HookRunner, NoHooks
+from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.model import ModelClient
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import PermissionMode, PermissionPolicy
@@ -226,7 +226,7 @@ def build_registry(policy: PermissionPolicy) -> ToolRegistry:
 
 def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
     from tui_app.runtime.files.state import FileState
-    from tui_app.runtime.paths import session_dir
+    from tui_app.runtime.log.paths import session_dir
     from tui_app.runtime.results.artifacts import ArtifactStore
     from tui_app.tools.bash.tasks import BackgroundTasks
     from tui_app.tools.todo import TodoList
@@ -238,7 +238,7 @@ def build_services(options: SessionOptions, session_id: str) -> dict[str, Any]:
 
 def readable_artifacts(policy: RulePolicy, session: Session) -> None:
     """The session's own persisted outputs may be read back without a question about where they are."""
-    from tui_app.runtime.paths import session_dir
+    from tui_app.runtime.log.paths import session_dir
 
     policy.dirs.add_readable([str(session_dir(session.id) / "artifacts")])
 
@@ -270,7 +270,7 @@ def build_mcp(options: SessionOptions, session: Session) -> Any | None:
     if config.empty:
         return None
     from tui_app.mcp.manager import McpManager
-    from tui_app.runtime.paths import session_dir
+    from tui_app.runtime.log.paths import session_dir
 
     return McpManager(config, session.registry, log_dir=session_dir(session.id) / "mcp",
                       hides_tool=session.policy.hides_tool)
@@ -280,8 +280,8 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
     """A resumed session keeps its recorded provider and model unless flags or settings name one."""
     from dataclasses import replace
 
-    from tui_app.runtime.catalog import summarize, valid_session_id
-    from tui_app.runtime.paths import events_path, sessions_dir
+    from tui_app.runtime.log.catalog import summarize, valid_session_id
+    from tui_app.runtime.log.paths import events_path, sessions_dir
 
     session_id = options.resume or ""
     log = events_path(session_id)
@@ -342,8 +342,8 @@ def is_acp_agent(name: str, settings: dict[str, Any] | None) -> bool:
 
 def recorded_agent_session(session_id: str) -> str | None:
     """The external agent's own session id, as the log last recorded it (for its --resume)."""
-    from tui_app.runtime.eventlog import read_events
-    from tui_app.runtime.paths import events_path
+    from tui_app.runtime.log.eventlog import read_events
+    from tui_app.runtime.log.paths import events_path
 
     found = None
     for event in read_events(events_path(session_id)).events:
@@ -388,7 +388,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
     readable_artifacts(policy, session)
     recorded = None
     if options.resume:
-        from tui_app.runtime.session_lock import SessionInUse
+        from tui_app.runtime.processes.session_lock import SessionInUse
 
         try:
             session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again

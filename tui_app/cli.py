@@ -132,7 +132,7 @@ def run_prompt(args: argparse.Namespace) -> int:
     except SetupError as exc:
         say(str(exc))
         return 2
-    from tui_app.runtime.shutdown import run_main
+    from tui_app.runtime.processes.shutdown import run_main
 
     return run_main(run_headless(session, args.prompt, args.output_format or "text"))
 
@@ -180,7 +180,7 @@ def run_demo_headless(args: argparse.Namespace) -> int:
             return EXIT_LOG_FAILED
         return 0 if turn.reason == "completed" else 1
 
-    from tui_app.runtime.shutdown import run_main
+    from tui_app.runtime.processes.shutdown import run_main
 
     return run_main(go())
 
@@ -255,7 +255,7 @@ def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> An
         say(str(exc))
         return 2
     from tui_app.app.vigil_app import VigilApp
-    from tui_app.runtime.eventlog import read_events
+    from tui_app.runtime.log.eventlog import read_events
 
     prefill = read_events(session.log_path).events if args.resume and session.log_path else []
     history = [e.prompt for e in prefill if e.type == "TurnStarted"]
@@ -287,7 +287,7 @@ def run_tui(args: argparse.Namespace, demo: bool) -> int:
 def run_sessions(argv: list[str]) -> int:
     """`vigil sessions`: the recorded sessions, newest first."""
     from tui_app.headless.terminal import json_line
-    from tui_app.runtime.catalog import list_sessions
+    from tui_app.runtime.log.catalog import list_sessions
     from tui_app.runtime.results.sanitize import neutralize
 
     parser = OneLineParser(prog="vigil sessions", description="List recorded sessions, newest first.")
@@ -306,7 +306,7 @@ def run_sessions(argv: list[str]) -> int:
                              "status": s.status}))
         return 0
     if not sessions:
-        from tui_app.runtime.paths import sessions_dir
+        from tui_app.runtime.log.paths import sessions_dir
 
         print(f"No recorded sessions in {neutralize(str(sessions_dir()))}")
         return 0
@@ -414,7 +414,7 @@ def run_acp(argv: list[str]) -> int:
         return dataclasses.replace(base, cwd=cwd)
 
     from tui_app.headless.acp_agent import serve
-    from tui_app.runtime.shutdown import run_main
+    from tui_app.runtime.processes.shutdown import run_main
 
     with exiting_on_signals():
         return run_main(serve(options_for))
@@ -451,7 +451,7 @@ def exiting_on_signals() -> Iterator[None]:
         yield  # `main` called from a thread (an embedding program): its signals are not ours
         return
 
-    from tui_app.runtime import shutdown
+    from tui_app.runtime.processes import shutdown
 
     received: list[int] = []
 

@@ -35,11 +35,11 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/rule_checks.py": None,
     "tui_app/runtime/permissions/path_rules.py": None,
     "tui_app/runtime/permissions/working_dirs.py": None,
-    "tui_app/runtime/permissions/bash_parse.py": None,
-    "tui_app/runtime/permissions/bash_words.py": None,
-    "tui_app/runtime/permissions/bash_readonly.py": None,
-    "tui_app/runtime/permissions/bash_programs.py": None,
-    "tui_app/runtime/permissions/bash_rules.py": None,
+    "tui_app/runtime/permissions/bash/parse.py": None,
+    "tui_app/runtime/permissions/bash/words.py": None,
+    "tui_app/runtime/permissions/bash/readonly.py": None,
+    "tui_app/runtime/permissions/bash/programs.py": None,
+    "tui_app/runtime/permissions/bash/rules.py": None,
     "tui_app/runtime/permissions/sandbox_policy.py": None,
     "tui_app/runtime/permissions/self_protection.py": None,
     "tui_app/runtime/permissions/network_ask.py": None,
@@ -55,8 +55,8 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
 NOT_IN_DECISIONS = frozenset({
-    "tui_app/runtime/permissions/bash_parse.py", "tui_app/runtime/permissions/bash_words.py",
-    "tui_app/runtime/permissions/bash_programs.py", "tui_app/runtime/permissions/sandbox_policy.py",
+    "tui_app/runtime/permissions/bash/parse.py", "tui_app/runtime/permissions/bash/words.py",
+    "tui_app/runtime/permissions/bash/programs.py", "tui_app/runtime/permissions/sandbox_policy.py",
     "tui_app/runtime/permissions/network_ask.py", "tui_app/runtime/permissions/updates.py",
     "tui_app/runtime/hooks/config.py",
 })

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.runtime.permissions.bash_parse import parse_command
-from tui_app.runtime.permissions.bash_readonly import classify
-from tui_app.runtime.permissions.bash_words import Where
+from tui_app.runtime.permissions.bash.parse import parse_command
+from tui_app.runtime.permissions.bash.readonly import classify
+from tui_app.runtime.permissions.bash.words import Where
 
 HERE = Where(("/proj",), "/home/u")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_app.runtime.permissions.bash_readonly import (
+from tui_app.runtime.permissions.bash.readonly import (
     BASH_FLAGS,
     DESTRUCTIVE_BASH_FLAGS,
     READ_ONLY_BASH_FLAGS,

@@ -8,8 +8,8 @@ from typing import Any
 
 from tests.tui.session_data import CWD, SHELL, T0, chat_events
 from tui_app.runtime import events as ev
-from tui_app.runtime.eventlog import EventLogWriter
-from tui_app.runtime.paths import events_path
+from tui_app.runtime.log.eventlog import EventLogWriter
+from tui_app.runtime.log.paths import events_path
 
 SESSION = "20250101-120000-abc123"
 

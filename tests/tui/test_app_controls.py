@@ -10,7 +10,7 @@ from tests.tui.test_app_flows import EDIT, READ
 from tests.tui.test_approval import FakeClock
 from tui_app.app.screens.artifacts import ArtifactBrowserScreen
 from tui_app.app.screens.question import QuestionScreen
-from tui_app.runtime.eventlog import read_events
+from tui_app.runtime.log.eventlog import read_events
 from widgets.viewer.artifact_viewer import ArtifactViewer
 
 

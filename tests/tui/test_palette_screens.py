@@ -20,7 +20,7 @@ from tui_app.app.screens.replay import ReplayScreen
 from tui_app.app.screens.settings_files import SettingsFilesScreen
 from tui_app.assemble import SessionOptions, build_session
 from tui_app.runtime import events as ev
-from tui_app.runtime.paths import session_dir
+from tui_app.runtime.log.paths import session_dir
 
 HOSTILE_MODE = "[bold]x[@click=app.quit]y[/]"
 

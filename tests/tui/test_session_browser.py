@@ -10,8 +10,8 @@ from textual.widgets import Input
 from tests.tui.helpers import click_actions, control_characters, screen_text, wait_until
 from tui_app.app.screens.sessions import SessionBrowserScreen
 from tui_app.runtime import events as ev
-from tui_app.runtime.catalog import list_sessions
-from tui_app.runtime.eventlog import EventLogWriter
+from tui_app.runtime.log.catalog import list_sessions
+from tui_app.runtime.log.eventlog import EventLogWriter
 
 HOSTILE = "fix [/] it [@click=app.quit]now[/] \x1b]52;c;ZXZpbA==\x07 \x1b[2J"
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.runtime.conversation import continuation_text
 from tui_app.runtime.events import ConversationCompacted, ModelRetry, Warning
 from tui_app.runtime.executor import TurnControl
+from tui_app.runtime.log.conversation import continuation_text
 from tui_app.runtime.messages import Message, TextBlock, ToolDefinition
 from tui_app.runtime.model import ModelError, ModelRequest, Retrying, StepStop, TextDelta
 from tui_app.runtime.outcome import project_exception

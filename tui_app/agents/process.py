@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from tui_app.runtime import processes
+from tui_app.runtime.processes import groups as processes
 from tui_app.runtime.results.sanitize import neutralize
 
 #: a line of the agent's stdout may carry a whole file (a Read result, a Write's content)

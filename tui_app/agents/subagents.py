@@ -30,9 +30,9 @@ from tui_app.agents.compaction import ContextAccount
 from tui_app.agents.frontmatter import as_list, parse_frontmatter
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.contract import ToolContext, ToolFailure
-from tui_app.runtime.conversation import ConversationBuilder
 from tui_app.runtime.events import ArtifactPersisted, SubagentEnded, SubagentStarted, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
+from tui_app.runtime.log.conversation import ConversationBuilder
 from tui_app.runtime.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, content_text
 from tui_app.runtime.model import ModelClient
 from tui_app.runtime.permissions.decision import PermissionDecision, PermissionQuery

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tui_app.runtime.paths import sessions_dir
+from tui_app.runtime.log.paths import sessions_dir
 from tui_app.runtime.results.sanitize import neutralize
 
 

@@ -46,7 +46,7 @@ async def open_replay(app: App[Any], session_id: str, *, replace: bool = False) 
 
 
 def transcript_path(session_id: str) -> Path:
-    from tui_app.runtime.paths import session_dir
+    from tui_app.runtime.log.paths import session_dir
 
     return session_dir(session_id) / "transcript.md"
 
@@ -54,8 +54,8 @@ def transcript_path(session_id: str) -> Path:
 def write_transcript(session_id: str) -> Path:
     """`<session dir>/transcript.md` from the session's whole log (blocking)."""
     from tui_app.headless.export import transcript_markdown
-    from tui_app.runtime.eventlog import read_events
-    from tui_app.runtime.paths import events_path
+    from tui_app.runtime.log.eventlog import read_events
+    from tui_app.runtime.log.paths import events_path
 
     events = read_events(events_path(session_id)).events
     path = transcript_path(session_id)

@@ -268,7 +268,7 @@ class VigilApp(App[int]):
     def _on_signal(self, number: int) -> None:
         # killed or hung up: the children go first (with short graces), then the app; a hard
         # deadline ends the process should anything of that hang
-        from tui_app.runtime import shutdown
+        from tui_app.runtime.processes import shutdown
 
         shutdown.begin()
         self.close_runtime()

@@ -143,7 +143,7 @@ class VigilAcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
-        from tui_app.runtime.eventlog import read_events
+        from tui_app.runtime.log.eventlog import read_events
 
         state = await self._open(cwd, mcp_servers, additional_directories, resume=session_id)
         log = state.session.log_path

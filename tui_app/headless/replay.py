@@ -13,11 +13,11 @@ from typing import IO, Any
 from tui_app.headless.stream_json import OutputFormat, Transcript
 from tui_app.headless.transcript import transcript_printer
 from tui_app.runtime.agent import TurnResult
-from tui_app.runtime.catalog import valid_session_id
-from tui_app.runtime.eventlog import read_events
 from tui_app.runtime.events import AgentConnected, SessionStarted, ToolMenu, TurnEnded, TurnStarted
+from tui_app.runtime.log.catalog import valid_session_id
+from tui_app.runtime.log.eventlog import read_events
+from tui_app.runtime.log.paths import events_path, sessions_dir
 from tui_app.runtime.messages import ToolDefinition
-from tui_app.runtime.paths import events_path, sessions_dir
 from tui_app.runtime.results.sanitize import neutralize
 
 UNFINISHED = "The recording ends before this turn did (the session was cut short)."

@@ -15,8 +15,8 @@ from typing import IO, Any
 from tui_app.agents.slash_commands import expand_prompt
 from tui_app.headless.stream_json import OutputFormat, Transcript
 from tui_app.headless.terminal import EXIT_OUTPUT_CLOSED
-from tui_app.runtime.eventlog import LOG_FAILED_CODE
 from tui_app.runtime.events import Warning
+from tui_app.runtime.log.eventlog import LOG_FAILED_CODE
 from tui_app.runtime.results.sanitize import neutralize
 from tui_app.runtime.session import Session
 

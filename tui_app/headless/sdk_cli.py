@@ -65,7 +65,7 @@ class SdkSetupError(Exception):
 
 
 def _continue_target(cwd: str) -> str | None:
-    from tui_app.runtime.catalog import list_sessions
+    from tui_app.runtime.log.catalog import list_sessions
 
     here = os.path.realpath(cwd)
     for summary in list_sessions():
@@ -76,8 +76,8 @@ def _continue_target(cwd: str) -> str | None:
 
 def _fork(session_id: str) -> str:
     """A copy of a recorded session under a new id, so resuming it leaves the original as it was."""
-    from tui_app.runtime.catalog import valid_session_id
-    from tui_app.runtime.paths import events_path
+    from tui_app.runtime.log.catalog import valid_session_id
+    from tui_app.runtime.log.paths import events_path
     from tui_app.runtime.session import new_session_id
 
     source = events_path(session_id)
@@ -127,8 +127,8 @@ def prepare_options(args: argparse.Namespace, options: Any) -> Any:
     if args.fork_session and options.resume:
         options.resume = _fork(options.resume)
     if args.session_id:
-        from tui_app.runtime.catalog import valid_session_id
-        from tui_app.runtime.paths import events_path
+        from tui_app.runtime.log.catalog import valid_session_id
+        from tui_app.runtime.log.paths import events_path
 
         if options.resume:
             raise SdkSetupError("--session-id names a new session; it cannot be combined with --resume")
@@ -174,7 +174,7 @@ def run_sdk(args: argparse.Namespace, options: Any) -> int:
     """`--input-format stream-json`: serve the Agent SDK's protocol on stdin and stdout."""
     from tui_app.assemble import SetupError, build_session
     from tui_app.headless.sdk_mode import run_sdk_mode
-    from tui_app.runtime.shutdown import run_main
+    from tui_app.runtime.processes.shutdown import run_main
 
     note_unsupported(args)
     try:

@@ -290,7 +290,7 @@ class McpConnection:
         if config.transport == "stdio":
             from mcp import StdioServerParameters, stdio_client
 
-            from tui_app.runtime.reaper import token_env
+            from tui_app.runtime.processes.reaper import token_env
 
             # the SDK passes only a few variables on: the reaper's token goes explicitly
             params = StdioServerParameters(command=config.command, args=list(config.args),

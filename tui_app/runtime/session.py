@@ -18,22 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.runtime.agent import AgentDriver, TurnResult, TurnRunner
-from tui_app.runtime.conversation import ConversationBuilder
-from tui_app.runtime.eventlog import LOG_FAILED_CODE, EventLogWriter, failure_reason, read_events
 from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
 from tui_app.runtime.files.atomic import sweep_interrupted_writes
 from tui_app.runtime.hooks.runner import HookRunner, NoHooks
+from tui_app.runtime.log.conversation import ConversationBuilder
+from tui_app.runtime.log.eventlog import LOG_FAILED_CODE, EventLogWriter, failure_reason, read_events
+from tui_app.runtime.log.paths import events_path
 from tui_app.runtime.messages import ToolDefinition
 from tui_app.runtime.model import ModelClient
-from tui_app.runtime.paths import events_path
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import ModePolicy, PermissionPolicy
 from tui_app.runtime.pipeline import CallEnv
-from tui_app.runtime.reaper import ensure_reaper
+from tui_app.runtime.processes.reaper import ensure_reaper
+from tui_app.runtime.processes.session_lock import SessionLock
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.scheduler import max_concurrency_from_env
-from tui_app.runtime.session_lock import SessionLock
 
 Subscriber = Callable[[Any], None]
 

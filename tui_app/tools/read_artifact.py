@@ -23,10 +23,10 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
+from tui_app.runtime.processes.worker_process import WorkerFailed, run_worker
 from tui_app.runtime.results.artifacts import ArtifactNotFound, ArtifactStore, artifact_uri
 from tui_app.runtime.results.budgets import READ_ARTIFACT as BUDGET
 from tui_app.runtime.results.serialize import format_bytes
-from tui_app.runtime.worker_process import WorkerFailed, run_worker
 from tui_app.tools.artifact_scan import MAX_LINE_CHARS, View
 from tui_app.tools.common import READ_ONLY_FLAGS
 

@@ -98,7 +98,7 @@ class AcpAgent(ExternalAgent):
     # ---- the process and the ACP session ---------------------------------------------------
 
     async def astart(self, session: Any) -> None:
-        from tui_app.runtime.paths import session_dir
+        from tui_app.runtime.log.paths import session_dir
 
         self._sdk_logs = route_sdk_logs(session_dir(session.id) / "acp-sdk.log")
         for problem in self.problems:

@@ -36,7 +36,7 @@ from tui_app.runtime.events import (
     TurnStarted,
     Warning,
 )
-from tui_app.runtime.paths import session_dir
+from tui_app.runtime.log.paths import session_dir
 from widgets.chat import ChatView
 from widgets.detail import DetailPane
 from widgets.diff.view import DiffView

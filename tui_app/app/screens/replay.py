@@ -26,9 +26,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
 from tui_app.app.screens.main import MainScreen, followed_call
-from tui_app.runtime.catalog import valid_session_id
-from tui_app.runtime.eventlog import read_events
-from tui_app.runtime.paths import events_path, sessions_dir
+from tui_app.runtime.log.catalog import valid_session_id
+from tui_app.runtime.log.eventlog import read_events
+from tui_app.runtime.log.paths import events_path, sessions_dir
 from widgets.call_record import CallRecords
 from widgets.replay_timeline import Timeline
 from widgets.session_header import HeaderState

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from tui_app.runtime.catalog import SessionSummary, list_sessions
+from tui_app.runtime.log.catalog import SessionSummary, list_sessions
 from tui_app.runtime.results.sanitize import neutralize
 from widgets.text.line_render import load_css
 

@@ -24,7 +24,7 @@ import stat
 import threading
 from pathlib import Path
 
-from tui_app.runtime.paths import vigil_home
+from tui_app.runtime.log.paths import vigil_home
 
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
 _AT_FDCWD = -100

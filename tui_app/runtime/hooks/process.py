@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tui_app.runtime.hooks.config import HookHandler
-from tui_app.runtime.processes import start_whole
-from tui_app.runtime.reaper import unwatch_group, watch_group
+from tui_app.runtime.processes.groups import start_whole
+from tui_app.runtime.processes.reaper import unwatch_group, watch_group
 
 MAX_OUTPUT_BYTES = 1 << 20
 DRAIN_AFTER_EXIT_S = 1.0

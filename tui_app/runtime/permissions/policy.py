@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from tui_app.runtime.contract import ToolSpec
-from tui_app.runtime.permissions.bash_rules import assess_bash
+from tui_app.runtime.permissions.bash.rules import assess_bash
 from tui_app.runtime.permissions.decision import (
     Behavior,
     PermissionDecision,

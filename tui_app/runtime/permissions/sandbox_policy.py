@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.runtime.permissions.bash_parse import parse_command
+from tui_app.runtime.permissions.bash.parse import parse_command
 from tui_app.runtime.permissions.path_rules import PROTECTED_FILES, PathPattern, literal_prefix
 from tui_app.runtime.permissions.rules import bash_matches, domain_matches
 from tui_app.runtime.permissions.working_dirs import WorkingDirs, inside

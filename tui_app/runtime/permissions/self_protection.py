@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Iterable
 
-from tui_app.runtime.permissions.bash_parse import parse_command
+from tui_app.runtime.permissions.bash.parse import parse_command
 
 #: the variables a hook command names its script by that Vigil knows the value of (`$HOME`, but
 #: not `$HOMEBREW_PREFIX`); anything else leaves the word unknown

@@ -34,8 +34,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache
 
-from tui_app.runtime.permissions.bash_parse import parse_command
-from tui_app.runtime.permissions.bash_readonly import classify
+from tui_app.runtime.permissions.bash.parse import parse_command
+from tui_app.runtime.permissions.bash.readonly import classify
 from tui_app.runtime.permissions.sandbox_policy import SandboxLayout, SandboxPolicy
 from tui_app.runtime.permissions.working_dirs import inside
 from tui_app.tools.bash.net_proxy import DomainAsker, NetProxy

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import Literal
 
-from tui_app.runtime import processes as proc_table
+from tui_app.runtime.processes import groups as proc_table
 
 Stream = Literal["stdout", "stderr"]
 OnOutput = Callable[[Stream, bytes], None]

@@ -89,7 +89,7 @@ class BashInput(StrictInput):
 def _classifier() -> Callable[[str], ToolFlags] | None:
     """The read-only classifier, when the permissions module that provides it is present."""
     try:
-        module = importlib.import_module("tui_app.runtime.permissions.bash_readonly")
+        module = importlib.import_module("tui_app.runtime.permissions.bash.readonly")
     except ImportError:
         return None
     return getattr(module, "bash_flags", None)

@@ -14,7 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tui_app.runtime.processes import kill_group, spawn_group
+from tui_app.runtime.processes.groups import kill_group, spawn_group
 from tui_app.tools.grep.search import (
     NEWLINE_MESSAGE,
     FileHits,

@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from tui_app.runtime import shutdown
-from tui_app.runtime.reaper import unwatch_group, watch_group
+from tui_app.runtime.processes import shutdown
+from tui_app.runtime.processes.reaper import unwatch_group, watch_group
 
 T = TypeVar("T")
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tui_app.runtime.permissions.bash_parse import SimpleCommand, Word
-from tui_app.runtime.permissions.bash_words import word_text
+from tui_app.runtime.permissions.bash.parse import SimpleCommand, Word
+from tui_app.runtime.permissions.bash.words import word_text
 
 Operands = Literal["files", "names", "none", "pattern", "dir"]
 

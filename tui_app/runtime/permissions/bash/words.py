@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from tui_app.runtime.permissions.bash_parse import Word
+from tui_app.runtime.permissions.bash.parse import Word
 from tui_app.runtime.permissions.path_rules import nfc
 
 GLOB_CHARS = "*?["

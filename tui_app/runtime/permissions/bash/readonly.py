@@ -1,6 +1,6 @@
 """Which shell command lines only read, what they read, and the Bash tool's flags for one command.
 
-    from tui_app.runtime.permissions.bash_readonly import bash_flags, classify
+    from tui_app.runtime.permissions.bash.readonly import bash_flags, classify
 
     BASH = ToolSpec(name="Bash", ..., flags_for=lambda data: bash_flags(data["command"]))
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tui_app.runtime.contract import ToolFlags
-from tui_app.runtime.permissions.bash_parse import ParsedCommand, SimpleCommand, Word, parse_command
-from tui_app.runtime.permissions.bash_programs import program_use
-from tui_app.runtime.permissions.bash_words import Where, expand_paths, glob_names, word_text
+from tui_app.runtime.permissions.bash.parse import ParsedCommand, SimpleCommand, Word, parse_command
+from tui_app.runtime.permissions.bash.programs import program_use
+from tui_app.runtime.permissions.bash.words import Where, expand_paths, glob_names, word_text
 
 READ_ONLY_BASH_FLAGS = ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none",
                                  needs_approval=False, risk="low")

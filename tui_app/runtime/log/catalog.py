@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from tui_app.runtime.eventlog import read_incomplete
 from tui_app.runtime.events import parse_event
-from tui_app.runtime.paths import sessions_dir
-from tui_app.runtime.session_lock import holder
+from tui_app.runtime.log.eventlog import read_incomplete
+from tui_app.runtime.log.paths import sessions_dir
+from tui_app.runtime.processes.session_lock import holder
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _WANTED = (b'"type":"SessionStarted"', b'"type":"TurnStarted"', b'"type":"TurnEnded"',

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tui_app.runtime.events import Warning
-from tui_app.runtime.log_format import LogDecoder, LogEncoder
+from tui_app.runtime.log.format import LogDecoder, LogEncoder
 
 #: freed when the log fails, so the failure itself can still be written down
 RESERVE_BYTES = 16 * 1024

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui_app.runtime.processes import kill_group, spawn_group
-from tui_app.runtime.reaper import unwatch_group, watch_group
+from tui_app.runtime.processes.groups import kill_group, spawn_group
+from tui_app.runtime.processes.reaper import unwatch_group, watch_group
 
 #: after SIGKILL, how long to wait for the kernel to take the process away
 KILL_WAIT_S = 2.0

@@ -29,9 +29,9 @@ import os
 import re
 
 from tui_app.runtime.contract import ToolSpec
-from tui_app.runtime.permissions.bash_parse import ParsedCommand, SimpleCommand, after_xargs_options, parse_command
-from tui_app.runtime.permissions.bash_readonly import Reading, classify
-from tui_app.runtime.permissions.bash_words import Where, expand_paths, word_text
+from tui_app.runtime.permissions.bash.parse import ParsedCommand, SimpleCommand, after_xargs_options, parse_command
+from tui_app.runtime.permissions.bash.readonly import Reading, classify
+from tui_app.runtime.permissions.bash.words import Where, expand_paths, word_text
 from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
 from tui_app.runtime.permissions.rules import EDIT_FAMILY, bash_matches, escape_bash
 from tui_app.runtime.permissions.working_dirs import inside
