@@ -17,7 +17,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsStr
 from tests.fakes import SAFE, UNSAFE, work_spec
 from tests.sdk_types import problems
 from tests.wire_server import Captured, LoopbackServer, Reply, anthropic_reply, openai_reply
-from tui_app.agents.builtin import run_turn
+from tui_app.agents.builtin_agent import BuiltinAgent
 from tui_app.providers.anthropic import AnthropicModel
 from tui_app.providers.openai import OpenAIModel
 from tui_app.providers.retry import RetryPolicy
@@ -68,7 +68,7 @@ def make_session(kind: str, server: LoopbackServer, cwd: str, *specs: ToolSpec, 
     for spec in specs or (LOOK, CHANGE, EDIT):
         registry.register(spec)
     model = kw.pop("model", None) or provider_model(kind, server)
-    return Session(agent=run_turn, cwd=cwd, model=model, registry=registry, system_prompt="You are a test agent.", **kw)
+    return Session(agent=BuiltinAgent(model, system_prompt="You are a test agent."), cwd=cwd, registry=registry, **kw)
 
 
 def reply(kind: str, **kw: Any) -> Reply:

@@ -19,7 +19,7 @@ import pytest
 from tests.fakes import make_env
 from tests.procs import kill_marked, marker, wait_for_marker, wait_gone, with_marker
 from tests.waiting import DEADLINE_S, HANG_S
-from tui_app.agents.builtin import run_turn
+from tui_app.agents.builtin_agent import BuiltinAgent
 from tui_app.providers.scripted import ScriptedModel, load_script
 from tui_app.runtime.permissions.decision import ModePolicy
 from tui_app.runtime.pipeline import ToolCall, run_call
@@ -172,7 +172,7 @@ async def test_no_background_task_survives_the_session(tmp_path):
         registry.register(spec)
     script = tmp_path / "script.json"
     script.write_text('{"steps": [{"text": "hi"}]}')
-    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(load_script(script)), registry=registry,
+    session = Session(agent=BuiltinAgent(ScriptedModel(load_script(script))), cwd=str(tmp_path), registry=registry,
                       policy=ModePolicy(allow={"Bash"}), persist=False,
                       services={"artifacts": ArtifactStore("s", tmp_path / "a"),
                                 "background_tasks": BackgroundTasks(grace_s=1.0)})

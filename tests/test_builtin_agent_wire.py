@@ -32,7 +32,7 @@ def network_session(kind: str, server: LoopbackServer, workspace: Workspace, mon
     model = "claude-sonnet-4-6" if kind == "anthropic" else "gpt-test"
     session = build_session(SessionOptions(cwd=str(workspace.project), provider=kind, base_url=url, model=model,
                                            settings_file=str(path)))
-    session.model.retry.base_delay = 0.01  # type: ignore[attr-defined]
+    session.agent.client.retry.base_delay = 0.01  # type: ignore[attr-defined]
     return session
 
 

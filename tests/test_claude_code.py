@@ -139,7 +139,7 @@ async def test_when_claude_code_dies_the_turn_ends_with_its_stderr_and_the_next_
     seen = recorder(session)
     await session.start()
     assert (await session.run_turn("Remember 42.")).reason == "completed"
-    driver = session.driver
+    driver = session.agent
     pid = driver.proc.pid
 
     def kill_on_ask(event):
@@ -182,7 +182,7 @@ async def test_resume_goes_on_with_claude_codes_own_session_and_replay_shows_who
     assert listed.model == recorded.model != ""  # the model Claude Code said it runs
 
     again = cc_session(claude, project, resume=first_session.id)
-    assert again.driver.agent_session_id == recorded.agent_session_id
+    assert again.agent.agent_session_id == recorded.agent_session_id
     await again.start()
     turn = await again.run_turn("And before?")
     await again.close()
@@ -247,7 +247,7 @@ def test_a_claude_code_vigil_cannot_use_is_one_clear_line(case, tmp_path, cc_hom
 async def test_a_session_claude_code_no_longer_has_starts_afresh_and_says_so(claude, project, server):
     server.queue(cc_reply(text="Hello again."))
     session = cc_session(claude, project)
-    session.driver.agent_session_id = "0b1e5a8e-0000-4000-8000-000000000000"  # never recorded by this HOME
+    session.agent.agent_session_id = "0b1e5a8e-0000-4000-8000-000000000000"  # never recorded by this HOME
     seen = recorder(session)
     await session.start()
     turn = await session.run_turn("Hello?")
@@ -299,7 +299,7 @@ async def test_refusals_failures_and_background_work_are_told_as_they_were_and_c
     running = await wait_for(lambda: _sleepers(seconds), "the background command to run")
     await session.close()  # what ctrl+q does: Claude Code and everything it started end
     await wait_for(lambda: not any(pid_alive(pid) for pid in running), "the background command to end")
-    assert not session.driver.proc.alive
+    assert not session.agent.proc.alive
 
 
 async def test_always_allow_saves_a_vigil_rule_that_answers_claude_codes_next_question(claude, project, server):
@@ -383,10 +383,10 @@ def test_settings_can_make_claude_code_the_agent_and_a_named_model_still_means_v
     (project / ".vigil" / "settings.json").write_text(json.dumps({"agent": "claude-code",
                                                                    "agentCommand": str(claude)}))
     session = build_session(SessionOptions(cwd=str(project), persist=False))
-    assert session.driver is not None and session.driver.command == str(claude)
+    assert session.agent.name == "claude-code" and session.agent.command == str(claude)
     assert not wants_demo(build_parser().parse_args(["--cwd", str(project)]))  # not the demo: Claude Code
     scripted = build_session(SessionOptions(cwd=str(project), provider="scripted", persist=False))
-    assert scripted.driver is None
+    assert scripted.agent.name == "vigil"
 
 
 async def test_responses_that_share_a_message_id_stay_separate_steps(claude, project, server):

@@ -11,11 +11,11 @@ from tui_app.agents.compaction import (
     SUMMARY_INSTRUCTION,
     CompactionSettings,
     ContextAccount,
-    compact,
     compaction_settings,
     context_window,
     is_context_overflow,
 )
+from tui_app.runtime.commands import Compact
 from tui_app.runtime.log.conversation import continuation_text, rebuild_conversation
 from tui_app.runtime.log.eventlog import read_events
 
@@ -48,7 +48,7 @@ async def test_the_conversation_compacts_itself_when_it_reaches_the_threshold(wo
     # the boundary is the last event the summary stands for: the second Read's batch
     last_batch = of(events, "ToolBatchComplete")[-1]
     assert compacted.boundary_seq == last_batch.seq and compacted.turn_id == turn.turn_id
-    requests = session.model.requests
+    requests = session.agent.client.requests
     assert [r.purpose for r in requests] == ["step", "step", "compaction", "step"]
     summary_request = requests[2]
     assert texts(summary_request.messages[-1]) == SUMMARY_INSTRUCTION
@@ -61,7 +61,7 @@ async def test_the_conversation_compacts_itself_when_it_reaches_the_threshold(wo
     assert rebuild_conversation(read_events(session.log_path).events) == session.conversation.snapshot()
     resumed = workspace.session([{"text": "Still here."}], settings=SMALL, resume=session.id)
     await run(resumed, "Anything else?")
-    first = resumed.model.requests[0].messages
+    first = resumed.agent.client.requests[0].messages
     assert texts(first[0]) == continuation_text(compacted.summary)
     assert [m.role for m in first] == ["user", "assistant", "user"] and texts(first[-1]) == "Anything else?"
 
@@ -77,13 +77,15 @@ async def test_compact_by_hand_with_instructions_keeps_artifacts_readable(worksp
     try:
         await session.run_turn("Print a lot")
         [kept] = of(events, "ArtifactPersisted", call_id="big")
-        script = session.model.script
+        script = session.agent.client.script
         summary = f"Summary: a big output is in {kept.artifact.path}"
         script.steps.append(script.steps[0].model_validate({"text": summary}))
-        compacted = await compact(session, trigger="manual", instructions="keep the artifact path")
+        reply = await session.controller.handle(Compact(instructions="keep the artifact path", client="test"))
+        assert reply.ok
+        compacted = await session.controller.wait_idle()
         assert compacted is not None and compacted.trigger == "manual"
         assert compacted.instructions == "keep the artifact path"
-        request = session.model.requests[-1]
+        request = session.agent.client.requests[-1]
         assert request.purpose == "compaction"
         assert texts(request.messages[-1]).endswith("The user asks that the summary pay attention to: keep the "
                                                     "artifact path")
@@ -107,7 +109,7 @@ async def test_a_request_that_no_longer_fits_is_compacted_and_tried_again(worksp
     assert turn.reason == "completed" and turn.text == "Hello!"
     [compacted] = of(events, "ConversationCompacted")
     assert compacted.trigger == "auto"
-    assert [r.purpose for r in session.model.requests] == ["step", "compaction", "step"]
+    assert [r.purpose for r in session.agent.client.requests] == ["step", "compaction", "step"]
 
 
 async def test_a_failed_compaction_is_reported_and_the_conversation_goes_on_as_it_was(workspace: Workspace):
@@ -121,8 +123,8 @@ async def test_a_failed_compaction_is_reported_and_the_conversation_goes_on_as_i
     [warning] = of(events, "Warning", code="compaction_failed")
     assert "could not be compacted" in warning.message
     # one try per turn: the last step was over the threshold too, and no second summary was asked for
-    assert [r.purpose for r in session.model.requests] == ["step", "compaction", "step"]
-    assert len(session.model.requests[2].messages) == 3
+    assert [r.purpose for r in session.agent.client.requests] == ["step", "compaction", "step"]
+    assert len(session.agent.client.requests[2].messages) == 3
 
 
 async def test_auto_compaction_can_be_turned_off(workspace: Workspace):

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.fakes import SAFE, UNSAFE, work_spec
-from tui_app.agents.builtin import run_turn
+from tui_app.agents.builtin_agent import BuiltinAgent
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime import events as ev
 from tui_app.runtime.display import BashOutputDisplay, DiffHunk, FileDiffDisplay, OutputSegment
@@ -31,6 +31,15 @@ SAMPLES = [
     ev.AgentConnected(agent="claude-code", version="2.1.332", agent_session_id="9b88", model="m", tools=["Bash"]),
     ev.AgentModeChanged(agent="gemini", mode="default", modes=[ev.AgentMode(id="default", name="Ask first")]),
     ev.AgentCommandsChanged(agent="gemini", commands=[ev.AgentCommand(name="init", description="d", hint="x")]),
+    ev.AgentConnected(agent="vigil", label="Vigil", model="m", provider="anthropic",
+                      capabilities=ev.AgentCapabilities(compact=True, set_model=True), client="tui"),
+    ev.ModelChanged(model="claude-opus-4-6", previous="claude-sonnet-4-6", client="sdk"),
+    ev.RulesChanged(behavior="allow", added=["Bash(npm test)"], destination="localSettings",
+                    path="/p/.vigil/settings.local.json", client="tui"),
+    ev.LocalCommandRan(command="cost", args="", output="Input tokens 10", client="cli"),
+    ev.LocalCommandRan(command="help", output="/help isn't available in this environment.",
+                       outcome="unavailable_headless"),
+    ev.CompactionStarted(trigger="manual", instructions="keep the numbers"),
     ev.SandboxStatus(status="unavailable", reason="bubblewrap is not installed", network=False),
     ev.WorkingDirectoriesChanged(directories=["/p", "/lib"], added=["/lib"]),
     ev.TurnStarted(turn_id="turn-1", prompt="fix it"),
@@ -188,8 +197,8 @@ def make_session(tmp_path, script: dict) -> Session:
     registry = ToolRegistry()
     registry.register(work_spec("Look", SAFE))
     registry.register(work_spec("Change", UNSAFE))
-    return Session(agent=run_turn, cwd=str(tmp_path),
-                   model=ScriptedModel(Script.model_validate(script)), registry=registry,
+    return Session(agent=BuiltinAgent(ScriptedModel(Script.model_validate(script))), cwd=str(tmp_path),
+                   registry=registry,
                    log_path=tmp_path / "s" / "events.jsonl")
 
 
@@ -229,7 +238,7 @@ async def test_resume_continues_the_log_and_the_conversation(tmp_path):
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     prompts = [e.text for e in events if e.type == "UserMessage"]
     assert prompts == ["Please look around.", "Do you remember?"]
-    request = second.model.requests[0]
+    request = second.agent.client.requests[0]
     assert request.messages[0].content[0].text == "Please look around."
 
 

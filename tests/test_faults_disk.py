@@ -159,7 +159,7 @@ async def test_a_log_that_fails_mid_turn_starts_no_further_tool(tmp_path, monkey
     """The same rule in-process, where the disk is faked: once an append fails, the calls that
     have not started get `aborted_before_dispatch` and none of them runs."""
     from tests.fakes import SAFE, work_spec
-    from tui_app.agents.builtin import run_turn
+    from tui_app.agents.builtin_agent import BuiltinAgent
     from tui_app.providers.scripted import Script, ScriptedModel
     from tui_app.runtime.registry import ToolRegistry
     from tui_app.runtime.session import Session
@@ -178,7 +178,7 @@ async def test_a_log_that_fails_mid_turn_starts_no_further_tool(tmp_path, monkey
              {"text": "two", "tool_calls": [{"id": "b", "name": "Look", "input": {"label": "b"}},
                                             {"id": "c", "name": "Look", "input": {"label": "c"}}]},
              {"text": "end"}]
-    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+    session = Session(agent=BuiltinAgent(ScriptedModel(Script.model_validate({"steps": steps}))), cwd=str(tmp_path),
                       registry=registry, log_path=tmp_path / "s" / "events.jsonl")
     seen: list = []
     session.subscribe(seen.append)

@@ -8,7 +8,7 @@ import json
 
 from tests.hook_helpers import handler, make_hooks, one, script
 from tests.perm_specs import BASH, MCP_READ, RAN, READ
-from tui_app.agents.builtin import run_turn
+from tui_app.agents.builtin_agent import BuiltinAgent
 from tui_app.config import load_settings, settings_events
 from tui_app.headless.runner import run_headless
 from tui_app.providers.scripted import Script, ScriptedModel
@@ -24,7 +24,7 @@ def session_for(tmp_path, steps, rules=None, hooks_config=None, specs=(BASH, REA
     for spec in specs:
         registry.register(spec)
     policy = RulePolicy(cwd=str(tmp_path), rules=[make_rule(t, b) for b, ts in (rules or {}).items() for t in ts])
-    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+    session = Session(agent=BuiltinAgent(ScriptedModel(Script.model_validate({"steps": steps}))), cwd=str(tmp_path),
                       registry=registry, policy=policy, broker=ApprovalBroker(interactive=False),
                       log_path=tmp_path / "events.jsonl")
     if hooks_config is not None:
@@ -84,7 +84,7 @@ async def test_a_rejected_prompt_never_reaches_the_model(tmp_path):
     turn = await session.run_turn("here is my API key")
     await session.close()
     assert turn.reason == "rejected" and turn.error.startswith("no secrets in prompts")
-    assert session.model.position == 0  # type: ignore[attr-defined]
+    assert session.agent.client.position == 0  # type: ignore[attr-defined]
 
 
 async def test_prompt_and_session_start_context_reach_the_model(tmp_path):
@@ -95,7 +95,7 @@ async def test_prompt_and_session_start_context_reach_the_model(tmp_path):
     await session.start()
     await session.run_turn("run the tests")
     await session.close()
-    sent = session.model.requests[0].messages  # type: ignore[attr-defined]
+    sent = session.agent.client.requests[0].messages  # type: ignore[attr-defined]
     texts = [b.text for m in sent if m.role == "user" for b in m.content]
     assert texts == ["Project uses pytest", "run the tests", "Branch: main"]
 
@@ -108,7 +108,7 @@ async def test_a_stop_hook_keeps_the_agent_going_at_most_8_times(tmp_path):
     turn = await session.run_turn("fix it")
     await session.close()
     assert turn.steps == 9 and turn.text == "answer 8"
-    assert session.model.requests[1].messages[-1].content[0].text.startswith("tests not run")  # type: ignore[attr-defined]
+    assert session.agent.client.requests[1].messages[-1].content[0].text.startswith("tests not run")  # type: ignore[attr-defined]
 
 
 async def test_settings_are_announced_after_the_session_starts(tmp_path):

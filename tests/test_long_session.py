@@ -74,7 +74,8 @@ def test_four_hundred_calls_compact_themselves_finish_and_replay(workspace: Work
     assert [c.summary.split(":")[0] for c in compacted] == [f"SUMMARY {n}" for n in range(1, expected + 1)]
     # each compaction happened where the count crossed the threshold, right after that step's calls
     for event in compacted:
-        before = events[events.index(event) - 1]
+        started, before = events[events.index(event) - 1], events[events.index(event) - 2]
+        assert started.type == "CompactionStarted" and started.trigger == "auto"
         assert before.type == "ToolBatchComplete" and event.boundary_seq == before.seq
         assert event.tokens_before >= 12_000
     # the conversation a resume would send is short: the last summary and what came after it

@@ -95,7 +95,7 @@ async def test_the_session_prompt_carries_the_memory_and_the_log_lists_the_files
     workspace.write("AGENTS.md", "Run tests with `make test`.")
     session = workspace.session([{"text": "ok"}])
     _, events = await run(session)
-    system = session.model.requests[0].system
+    system = session.agent.client.requests[0].system
     assert "Always answer in English." in system and "Run tests with `make test`." in system
     assert system.index("# Environment") < system.index("# Memory files")
     [loaded] = of(events, "MemoryLoaded")

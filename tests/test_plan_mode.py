@@ -90,7 +90,7 @@ async def test_headless_the_plan_ends_the_turn_and_is_its_result(workspace: Work
     result = lines[-1]
     assert result["type"] == "result" and result["subtype"] == "success" and result["result"] == PLAN
     assert not (workspace.project / "notes.md").exists()  # nothing after the plan ran
-    assert len(session.model.requests) == 1
+    assert len(session.agent.client.requests) == 1
 
 
 async def test_outside_plan_mode_there_is_no_plan_to_exit(workspace: Workspace):

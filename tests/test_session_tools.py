@@ -10,7 +10,7 @@ import threading
 from tests.fakes import make_env
 from tests.file_tools import READ
 from tests.waiting import eventually
-from tui_app.agents.builtin import run_turn
+from tui_app.agents.builtin_agent import BuiltinAgent
 from tui_app.assemble import SessionOptions, build_services, connect_services
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime.events import ToolCallError, ToolCallResult
@@ -38,7 +38,7 @@ def session_for(tmp_path, steps: list, interactive: bool) -> Session:
     registry = ToolRegistry()
     for spec in (READ, WRITE, EDIT, WEB_FETCH, TODO_WRITE, ASK_USER_QUESTION, MULTI_EDIT):
         registry.register(spec)
-    session = Session(agent=run_turn, cwd=str(tmp_path), model=ScriptedModel(Script.model_validate({"steps": steps})),
+    session = Session(agent=BuiltinAgent(ScriptedModel(Script.model_validate({"steps": steps}))), cwd=str(tmp_path),
                       registry=registry, policy=ModePolicy(mode="acceptEdits"),
                       broker=ApprovalBroker(interactive=interactive), log_path=tmp_path / "log" / "events.jsonl")
     session.services.update(build_services(SessionOptions(cwd=str(tmp_path)), session.id))

@@ -53,7 +53,7 @@ def test_builtins_and_custom_commands_with_their_descriptions(workspace: Workspa
 
 def test_completion_lists_names_that_start_with_what_was_typed_first(workspace: Workspace):
     found = commands(workspace)
-    assert [c.name for c in found.matching("co")][:3] == ["compact", "cost", "frontend:component"]
+    assert [c.name for c in found.matching("co")][:4] == ["compact", "context", "cost", "frontend:component"]
     assert [c.name for c in found.matching("")] == sorted(c.name for c in found.commands)
     assert [c.name for c in found.matching("mem")] == ["memory"]
 
@@ -79,4 +79,4 @@ async def test_headless_runs_a_custom_command_expanded(workspace: Workspace):
     assert code == 0
     [started] = of(events, "TurnStarted")
     assert started.prompt.startswith("Review calc.py for bugs, focusing on naming.")
-    assert session.model.requests[0].messages[0].content[0].text == started.prompt
+    assert session.agent.client.requests[0].messages[0].content[0].text == started.prompt

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from tests.fakes import SAFE, work_spec
-from tui_app.agents.builtin import run_turn
+from tui_app.agents.builtin_agent import BuiltinAgent
 from tui_app.agents.system_prompt import build_system_prompt
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime.registry import ToolRegistry
@@ -20,7 +20,7 @@ async def test_calls_without_ids_or_with_the_same_id_still_get_one_result_each(t
                         {"id": "dup", "name": "Look", "input": {"label": "two"}}]},
         {"text": "done"}]})
     model = ScriptedModel(script)
-    session = Session(agent=run_turn, cwd=str(tmp_path), model=model, registry=registry, persist=False)
+    session = Session(agent=BuiltinAgent(model), cwd=str(tmp_path), registry=registry, persist=False)
     await session.start()
     result = await session.run_turn("go")
     await session.close()

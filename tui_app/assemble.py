@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_app.agents.builtin import run_turn
-from tui_app.agents.setup import equip_builtin_agent
-from tui_app.agents.system_prompt import build_system_prompt
 from tui_app.config import LoadedSettings, SettingsError, load_settings, settings_events
+from tui_app.runtime.agent import Agent, AgentSetup
+from tui_app.runtime.commands import HookFact
+from tui_app.runtime.controller import SessionProfile
 from tui_app.runtime.events import Warning
 from tui_app.runtime.hooks.command import CommandHooks
 from tui_app.runtime.hooks.runner import HookRunner, NoHooks
@@ -69,6 +69,13 @@ class SessionOptions:
     agent: str | None = None
     #: the external agent's executable (default: found on PATH)
     agent_command: str | None = None
+    #: the built-in agent's system prompt instead of Vigil's (`--system-prompt`), and text after it
+    system_prompt: str | None = None
+    append_system_prompt: str = ""
+    #: the only tools the model is shown (`--tools`); None: all of them
+    tools: list[str] | None = None
+    #: the effort level hooks are told (`--effort`)
+    effort: str | None = None
 
 
 def check_cwd(cwd: str) -> str:
@@ -280,6 +287,7 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
     """A resumed session keeps its recorded provider and model unless flags or settings name one."""
     from dataclasses import replace
 
+    from tui_app.agents.registry import is_external
     from tui_app.runtime.log.catalog import summarize, valid_session_id
     from tui_app.runtime.log.paths import events_path, sessions_dir
 
@@ -289,55 +297,36 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
         raise SetupError(f"no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
     chosen = options.script or options.provider or options.model or (settings or {}).get("provider")
     recorded = summarize(session_id, log)
-    if options.agent is None and (recorded.provider in EXTERNAL_AGENTS or is_acp_agent(recorded.provider, settings)):
+    if options.agent is None and is_external(recorded.provider, settings or {}):
         return replace(options, agent=recorded.provider)  # an external agent's session goes on with it
     if chosen or recorded.provider not in ("anthropic", "openai"):
         return options
     return replace(options, provider=recorded.provider, model=recorded.model or None)
 
 
-#: the external agents Vigil can drive (`--agent`), besides its own ("vigil")
-EXTERNAL_AGENTS = ("claude-code",)
+def agent_name(options: SessionOptions, settings: dict[str, Any]) -> str:
+    """The agent the session runs: `--agent`, else the settings' `agent`, else Vigil's own; a model
+    named on the command line is for Vigil's own agent."""
+    from tui_app.agents.registry import BUILTIN
 
-
-def build_driver(options: SessionOptions, settings: dict[str, Any]) -> Any | None:
-    """The external agent the session runs (DESIGN §11), or None for Vigil's own."""
-    name = options.agent or settings.get("agent") or "vigil"
     if options.agent is None and (options.script or options.provider):
-        name = "vigil"  # a model named on the command line is for Vigil's own agent
-    if name == "vigil":
-        return None
-    if name not in EXTERNAL_AGENTS:  # an ACP agent: a preset on PATH or an `agents` entry of the settings
-        from tui_app.agents.acp.start import UnknownAgent, acp_driver
+        return BUILTIN
+    return options.agent or settings.get("agent") or BUILTIN
 
-        try:
-            return acp_driver(name, settings, command=options.agent_command, model=options.model or "",
-                              resume_id=recorded_agent_session(options.resume) if options.resume else None)
-        except UnknownAgent as exc:
-            raise SetupError(str(exc)) from None
-    from tui_app.agents.claude_code.agent import ClaudeCodeAgent
-    from tui_app.agents.claude_code.command import ClaudeCodeUnusable, check_claude
 
-    command = options.agent_command or settings.get("agentCommand")
+def build_agent(options: SessionOptions, settings: dict[str, Any]) -> Agent:
+    """The session's agent, from the one registry of agents."""
+    from tui_app.agents.registry import AgentRequest, AgentSetupError, make_agent
+
+    request = AgentRequest(
+        name=agent_name(options, settings), settings=settings, model=options.model or "",
+        command=options.agent_command, max_turns=options.max_turns,
+        resume_id=recorded_agent_session(options.resume) if options.resume else None,
+        model_client=lambda: build_model(options, settings))
     try:
-        path, version = check_claude(command if isinstance(command, str) else None)
-    except ClaudeCodeUnusable as exc:
+        return make_agent(request)
+    except AgentSetupError as exc:
         raise SetupError(str(exc)) from None
-    return ClaudeCodeAgent(command=path, model=options.model or "", version=version, max_turns=options.max_turns,
-                           resume_id=recorded_agent_session(options.resume) if options.resume else None)
-
-
-def agent_names(settings: dict[str, Any]) -> list[str]:
-    """Every agent `--agent` takes here: Vigil's own, Claude Code's, and the ACP agents."""
-    from tui_app.agents.acp.setup import known_agents
-
-    return ["vigil", *EXTERNAL_AGENTS, *known_agents(settings)]
-
-
-def is_acp_agent(name: str, settings: dict[str, Any] | None) -> bool:
-    from tui_app.agents.acp.setup import catalog
-
-    return name in catalog(settings or {}).agents
 
 
 def recorded_agent_session(session_id: str) -> str | None:
@@ -352,41 +341,63 @@ def recorded_agent_session(session_id: str) -> str | None:
     return found
 
 
+def session_profile(options: SessionOptions, loaded: LoadedSettings, values: dict[str, Any]) -> SessionProfile:
+    """How the session was set up, as the settings screen and facts() show it."""
+    from tui_app.agents.registry import agent_names
+    from tui_app.config import settings_locations, user_config_dir
+
+    home = Path(os.path.expanduser("~"))
+    locations = [str(loc.path) for loc in settings_locations(Path(loaded.project_dir), home, user_config_dir(),
+                                                              options.no_claude_settings)]
+    if options.settings_file and not options.settings_file.lstrip().startswith("{"):
+        locations.append(str(Path(options.settings_file).expanduser()))
+    hooks = tuple(HookFact(event=event, matcher=group.matcher, label=handler.label, source=handler.source)
+                  for event, groups in loaded.hooks.groups.items() for group in groups for handler in group.handlers)
+    return SessionProfile(
+        project_dir=loaded.project_dir, settings_files=tuple(loaded.files), settings_locations=tuple(locations),
+        no_claude_settings=options.no_claude_settings, settings_file=options.settings_file, hooks=hooks,
+        notifications=notifications_enabled(values), agent_names=tuple(agent_names(values)))
+
+
+def notifications_enabled(values: dict[str, Any]) -> bool:
+    """Desktop notifications: off with `"desktopNotifications": false` or Claude Code's
+    `"preferredNotifChannel": "notifications_disabled"`."""
+    if values.get("desktopNotifications") is False:
+        return False
+    return values.get("preferredNotifChannel") != "notifications_disabled"
+
+
 def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
     cwd = check_cwd(options.cwd)
     loaded = load_options_settings(options)
     values = {**loaded.values, **(settings or {})}
     if options.resume:
         options = resume_target(options, values)
-    driver = build_driver(options, values)
-    model = build_model(options, values) if driver is None else None
-    if driver is not None and getattr(driver, "runs_claude_hooks", True):
+    agent = build_agent(options, values)
+    if agent.capabilities.runs_claude_hooks:
         from dataclasses import replace
 
         from tui_app.agents.claude_code.settings import vigil_only_hooks
 
-        loaded = replace(loaded, hooks=vigil_only_hooks(loaded.hooks))  # Claude Code runs its own
+        loaded = replace(loaded, hooks=vigil_only_hooks(loaded.hooks))  # the agent runs its own
     relay = EventRelay()
     policy = build_policy(options, loaded, relay)
     sandbox = build_sandbox(policy, loaded)  # type: ignore[arg-type]
     registry = build_registry(policy)
     session = Session(
-        agent=driver or run_turn, cwd=cwd, model=model, registry=registry, policy=policy,
+        agent=agent, cwd=cwd, registry=registry, policy=policy,
         hooks=build_hooks(options, loaded, relay, registry),
         broker=ApprovalBroker(interactive=options.interactive, timeout_s=loaded.approval_timeout_s),
         session_id=options.resume or options.session_id, persist=options.persist, max_steps=options.max_turns,
-        system_prompt=build_system_prompt(cwd, [s.name for s in registry.specs()]),
+        profile=session_profile(options, loaded, values),
     )
     relay.target = session.emit
     session.startup_events.extend(settings_events(loaded))
     session.startup_events.extend(sandbox_events(sandbox))
     session.services.update(build_services(options, session.id))
-    # the settings screen shows where each setting comes from, and saves to these files
-    session.services.update({"settings": loaded, "session_options": options})
-    session.services["agent_names"] = agent_names(values)  # the palette offers a new session with each
     session.services["sandbox"] = sandbox
     readable_artifacts(policy, session)
-    recorded = None
+    recorded: tuple[Any, ...] = ()
     if options.resume:
         from tui_app.runtime.processes.session_lock import SessionInUse
 
@@ -394,11 +405,28 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
             session.resume_from_log()  # the conversation is rebuilt from the log; nothing is run again
         except SessionInUse as exc:
             raise SessionBusy(str(exc), exc.session_id, exc.pid) from None
-        recorded = read_events(session.log_path).events if session.log_path else None
-    if driver is None:  # memory, compaction, subagents, slash commands: an external agent has its own
-        equip_builtin_agent(session, values, agent_tool=agent_tool, recorded=recorded)
+        recorded = tuple(read_events(session.log_path).events) if session.log_path else ()
+    # memory, compaction, subagents, slash commands, MCP: what the agent needs of the session
+    agent.prepare(session, AgentSetup(agent_tool=agent_tool, recorded=recorded,
+                                      mcp=lambda s: build_mcp(options, s)))
+    apply_flags(options, session)
     connect_services(session)
-    mcp = build_mcp(options, session) if driver is None else None  # Claude Code connects its own
-    if mcp is not None:
-        session.services["mcp"] = mcp
     return session
+
+
+def apply_flags(options: SessionOptions, session: Session) -> None:
+    """The Agent SDK's flags that shape the session: the system prompt, the tools shown, the effort."""
+    if options.system_prompt is not None or options.append_system_prompt:
+        from tui_app.runtime.agent import Unsupported
+
+        try:
+            session.agent.set_system_prompt(options.system_prompt, options.append_system_prompt)
+        except Unsupported as exc:
+            session.startup_events.append(Warning(code="flag_ignored", message=f"--system-prompt: {exc}"))
+    if options.tools is not None:
+        wanted = set(options.tools)
+        for spec in session.registry.specs():
+            if spec.name not in wanted and not wanted & set(spec.aliases):
+                session.registry.hide(spec.name)
+    if options.effort and hasattr(session.hooks, "effort"):
+        session.hooks.effort = options.effort

@@ -86,7 +86,8 @@ class HeaderState:
             self.ended = False
         elif isinstance(event, PermissionModeChanged):
             self.mode = event.mode
-        elif isinstance(event, AgentConnected):
+        elif isinstance(event, AgentConnected) and (event.capabilities is None or event.capabilities.own_tools):
+            # an agent of its own is named before its model (Vigil's own agent is not)
             self.agent, self.model = event.agent, event.model or self.model
         elif isinstance(event, AgentModeChanged):
             self.agent_mode = next((m.name for m in event.modes if m.id == event.mode), "") or event.mode

@@ -268,7 +268,7 @@ async def test_a_dead_server_can_be_reconnected(vigil_env, tmp_path):
     events: list = []
     session.subscribe(events.append)
     await session.start()
-    manager = session.services["mcp"]
+    manager = session.agent.mcp
     try:
         [info] = manager.servers()
         assert (info.name, info.status, len(info.tools), info.transport) == ("fx", "connected", 6, "stdio")

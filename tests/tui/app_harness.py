@@ -37,6 +37,8 @@ class AppUnderTest(VigilApp):
         options.setdefault("freeze_gc", False)
         options["handle_signals"] = False  # the test's loop is not the process's
         super().__init__(session, **options)
+        #: the live session, for the test's eyes only (the app itself talks to it through its port)
+        self.session = session
         self.bells = 0
         self.seen: list[Any] = []
         self.batch_sizes: list[int] = []

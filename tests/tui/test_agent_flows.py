@@ -130,7 +130,7 @@ async def test_slash_completion_then_compact_shows_the_divider_and_the_model_see
         await wait_until(pilot, lambda: not app.runner.busy, "the compaction to finish")
         await type_prompt(pilot, "still there?")
         await turn_over(pilot, app, 2)
-        first = session.model.requests[-1].messages[0].content[0].text
+        first = session.agent.client.requests[-1].messages[0].content[0].text
         assert "SUMMARY: the user said hi" in first
 
 
@@ -153,7 +153,7 @@ async def test_clear_and_a_custom_command_and_an_unknown_one(tmp_path, monkeypat
         await type_prompt(pilot, "/greet Ada")
         await turn_over(pilot, app, 2)
         assert app.events_of("TurnStarted")[-1].prompt == "Say hello to Ada."
-        assert [m.role for m in session.model.requests[-1].messages] == ["user"]  # cleared before
+        assert [m.role for m in session.agent.client.requests[-1].messages] == ["user"]  # cleared before
 
 
 async def test_the_plan_dialog_approves_and_switches_the_mode(tmp_path, monkeypatch):
@@ -196,7 +196,7 @@ async def test_a_hash_note_goes_to_the_chosen_memory_file_and_into_the_prompt(tm
         local = tmp_path / "project" / "CLAUDE.local.md"
         await wait_until(pilot, lambda: local.exists() and len(app.events_of("MemoryLoaded")) == 2, "the note")
         assert local.read_text() == "- run tests with uv\n"
-        assert "run tests with uv" in session.system_prompt
+        assert "run tests with uv" in session.agent.system_prompt
         await type_prompt(pilot, "/memory")
         await wait_until(pilot, lambda: isinstance(app.screen, InfoScreen), "the memory report")
         assert "CLAUDE.local.md" in screen_text(app)

@@ -10,6 +10,7 @@ from tests.tui.agent_data import compaction_events, plan_request, subagent_event
 from tests.tui.session_data import CWD, T0
 from tests.tui.test_agent_widgets import ChatApp, TableApp
 from tests.tui.test_snapshots import IdleControls
+from tui_app.agents.prompt_router import command_facts
 from tui_app.agents.slash_commands import load_commands
 from tui_app.app.screens.main import MainScreen
 from tui_app.app.screens.plan import PlanScreen
@@ -78,4 +79,4 @@ def test_slash_command_completion(snap_compare, tmp_path):
         await pilot.press("slash", "r", "e")
         await pilot.pause()
 
-    assert snap_compare(SlashApp(commands), terminal_size=(120, 20), run_before=type_slash)
+    assert snap_compare(SlashApp(command_facts(commands)), terminal_size=(120, 20), run_before=type_slash)

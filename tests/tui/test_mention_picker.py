@@ -31,7 +31,7 @@ async def test_at_lists_the_files_narrows_and_inserts_the_chosen_path(tmp_path, 
         await turn_over(pilot, app)
         [attached] = [e for e in app.events_of("UserMessage") if e.source == "attachment"]
         assert "return add(x, x)" in attached.text
-        sent = app.session.model.requests[-1].messages
+        sent = app.session.agent.client.requests[-1].messages
         assert any("return add(x, x)" in getattr(block, "text", "") for m in sent for block in m.content)
         assert "attached @calc.py (6 lines)" in screen_text(app)
 

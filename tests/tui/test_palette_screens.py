@@ -105,14 +105,14 @@ async def test_mcp_servers_shows_status_and_stderr_and_reconnects_a_dead_server(
         await run_command(pilot, "mcp servers", "status, tools and stderr log of each server")
         screen = await wait_until(pilot, lambda: isinstance(app.screen, McpServersScreen) and app.screen,
                                   "the MCP servers screen")
-        log_path = session.services["mcp"].log_path("fx")
+        log_path = session.agent.mcp.log_path("fx")
         await wait_until(pilot, lambda: f"fixture server {first_pid} starting" in screen_text(app), "its stderr")
         text = screen_text(app)
         assert "fx" in text and "connected" in text and "stdio" in text and f"stderr of fx: {log_path}" in text
         assert [row.tools for row in screen.rows] == [6]
 
         os.kill(first_pid, signal.SIGKILL)
-        await wait_until(pilot, lambda: session.services["mcp"].info("fx").status == "failed", "the server lost")
+        await wait_until(pilot, lambda: session.agent.mcp.info("fx").status == "failed", "the server lost")
         await pilot.press("g")
         await wait_until(pilot, lambda: [r.status for r in screen.rows] == ["failed"], "the failed status")
         await pilot.press("r")

@@ -84,12 +84,12 @@ class SettingsApp(App[None]):
         super().__init__()
         self.session = session
         controls = IdleControls()
-        controls.session = session  # type: ignore[attr-defined]
+        controls.known = session.controller.facts()  # type: ignore[assignment]
         self.main = MainScreen(controls, cwd=session.cwd, cwd_label="~/proj", table_clock=lambda: T0 + 9.0)
 
     async def on_mount(self) -> None:
         await self.push_screen(self.main)
-        await self.push_screen(SettingsScreen(self.main))
+        await self.push_screen(SettingsScreen(self.main, self.main.controls.known))
 
 
 def test_settings_screen_snapshot(snap_compare, tmp_path, monkeypatch):

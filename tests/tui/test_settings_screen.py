@@ -98,5 +98,5 @@ async def test_the_mode_is_switched_and_saved_as_the_default(tmp_path, monkeypat
         await wait_until(pilot, lambda: isinstance(app.screen, TextPromptScreen), "the model prompt")
         await pilot.press("ctrl+a", "ctrl+k", *"my-model", "enter")
         await choose(pilot, app, "No: this session only")
-        assert session.model.model == "my-model"
+        assert session.agent.client.model == "my-model"
         assert "model" not in json.loads(shared.read_text())

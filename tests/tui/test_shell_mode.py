@@ -32,7 +32,7 @@ async def test_a_bang_line_runs_in_the_shell_and_is_context_for_the_next_prompt(
         assert not app.events_of("ToolCallRequested") and not app.events_of("TurnStarted")  # not the model's
         await type_prompt(pilot, "what did it say?")
         await turn_over(pilot, app)
-        first = session.model.requests[0].messages
+        first = session.agent.client.requests[0].messages
         texts = [getattr(block, "text", "") for message in first for block in message.content]
         assert any("<bash-stdout>" in text and "calc.py" in text for text in texts)
         assert texts[-1] == "what did it say?"

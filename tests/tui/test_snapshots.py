@@ -58,12 +58,17 @@ class IdleControls:
 
     mode = "default"
     busy = False
+    known = None
+    commands: tuple = ()
 
     def submit(self, prompt: str) -> bool:
         return False
 
-    def interrupt(self) -> bool:
-        return False
+    def send(self, command):
+        return None
+
+    async def refresh(self):
+        return self.known
 
     def set_mode(self, mode: str) -> None:
         return None

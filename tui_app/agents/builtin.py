@@ -48,7 +48,6 @@ from tui_app.runtime.model import (
 from tui_app.runtime.outcome import Outcome, project_exception
 from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.pipeline import CallEnv, ToolCall, run_call, synthetic_outcome
-from tui_app.runtime.session import Session
 from tui_app.runtime.validation import validate_input
 
 MAX_STOP_HOOK_CONTINUATIONS = 8
@@ -90,10 +89,12 @@ def add_usage(total: dict[str, int], usage: dict[str, int]) -> None:
             total[key] = total.get(key, 0) + value
 
 
-async def run_turn(session: Session, prompt: str, control: TurnControl, turn_id: str) -> TurnResult:
+async def run_turn(session: Any, prompt: str, control: TurnControl, turn_id: str) -> TurnResult:
+    """One turn of the built-in agent (`session`: its BuiltinHost, the session with the agent's
+    model and prompt)."""
     started = time.perf_counter()
     emit = session.emit
-    emit(TurnStarted(turn_id=turn_id, prompt=prompt))
+    emit(TurnStarted(turn_id=turn_id, prompt=prompt, client=session.turn_client))
     result = TurnResult(turn_id=turn_id, reason="completed")
     info = {**session.hook_session_info(), "prompt_id": prompt_id(session.id, turn_id)}
     submitted = await session.hooks.user_prompt_submit(info, prompt)
@@ -196,7 +197,7 @@ def _proposed_plan(outcomes: list[Outcome]) -> str | None:
     return None
 
 
-def running_tasks(session: Session) -> list[dict[str, Any]]:
+def running_tasks(session: Any) -> list[dict[str, Any]]:
     """The background commands still running, as the Stop hook is told (Claude Code's `background_tasks`)."""
     tasks = session.services.get("background_tasks")
     listed = tasks.list() if hasattr(tasks, "list") else []

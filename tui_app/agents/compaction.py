@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_app.runtime.events import ConversationCompacted, ModelRetry, Warning
+from tui_app.runtime.events import CompactionStarted, ConversationCompacted, ModelRetry, Warning
 from tui_app.runtime.executor import TurnControl
 from tui_app.runtime.log.conversation import continuation_text
 from tui_app.runtime.messages import Message, TextBlock, ToolDefinition
@@ -201,7 +202,8 @@ class ContextAccount:
 
 
 def account_of(host: Any) -> ContextAccount | None:
-    account = host.services.get("context")
+    """The context account of the agent `host` runs (a session's built-in agent, or a subagent)."""
+    account = getattr(host, "context", None)
     return account if isinstance(account, ContextAccount) else None
 
 
@@ -245,7 +247,12 @@ async def compact(host: Any, control: TurnControl | None = None, *, turn_id: str
     """Ask the model for a summary and put it in the conversation's place. None (with a warning)
     when there is nothing to compact, the request failed, or the user interrupted it."""
     if not host.conversation.snapshot():
+        if trigger == "manual":  # asked for: the user hears why nothing happened
+            host.emit(CompactionStarted(turn_id=turn_id, trigger="manual", instructions=instructions.strip()))
+            host.emit(Warning(turn_id=turn_id, code="compaction_failed", message="Not enough messages to compact."))
         return None
+    began = time.perf_counter()
+    host.emit(CompactionStarted(turn_id=turn_id, trigger=trigger, instructions=instructions.strip()))  # type: ignore[arg-type]
     account = account_of(host)
     before = account.tokens(host) if account is not None else 0
     request = summary_request(host, instructions)
@@ -282,7 +289,7 @@ async def compact(host: Any, control: TurnControl | None = None, *, turn_id: str
     event = host.emit(ConversationCompacted(
         turn_id=turn_id, summary=summary.strip(), boundary_seq=host.conversation.last_seq,
         trigger=trigger, instructions=instructions.strip(), tokens_before=before, tokens_after=after,  # type: ignore[arg-type]
-        usage=usage))
+        usage=usage, duration_ms=int((time.perf_counter() - began) * 1000)))
     if account is not None:
         account.compacted(after)
     return event

@@ -1,8 +1,8 @@
-"""What every external agent driver shares (DESIGN §11): the turn as the session tells it, the
-calls, the gate to Vigil's policy and dialog, the permission mode kept in step with the agent.
+"""What every external agent driver shares: the turn as the session tells it, the calls, the gate
+to Vigil's policy and dialog, the permission mode kept in step with the agent.
 
-A driver is the session's agent (`runtime.agent.AgentDriver`). It subclasses `ExternalAgent`
-and supplies the protocol: `connect` (start the agent, its process in its own group in the
+A driver is the session's agent (a `runtime.agent.Agent`, see docs/architecture.md). It
+subclasses `ExternalAgent` and supplies the protocol: `connect` (start the agent, its process in its own group in the
 session's cwd), `run_prompt` (one prompt until the agent ends its turn, or the user interrupts
 it), `set_agent_mode` and `disconnect`. Everything the agent reports becomes SessionEvents through
 `self.calls`; every permission question goes through `self.gate`. The base class frames the turn
@@ -21,8 +21,19 @@ from typing import Any
 from tui_app.agents.calls import CallBook
 from tui_app.agents.gate import Gate
 from tui_app.agents.process import AgentStartError
-from tui_app.runtime.agent import TurnResult
-from tui_app.runtime.events import PermissionModeChanged, TurnEnded, TurnStarted, UserMessage, Warning
+from tui_app.agents.prompt_router import route
+from tui_app.agents.user_shell import run_user_command
+from tui_app.runtime.agent import Agent, Intent, TurnResult
+from tui_app.runtime.commands import CommandFact
+from tui_app.runtime.events import (
+    AgentCapabilities,
+    AgentCommand,
+    PermissionModeChanged,
+    TurnEnded,
+    TurnStarted,
+    UserMessage,
+    Warning,
+)
 from tui_app.runtime.executor import TurnControl
 
 INTERRUPTED_MESSAGE = "Interrupted by the user."
@@ -38,19 +49,26 @@ class TurnOutcome:
     usage: dict[str, int] = field(default_factory=dict)
 
 
-class ExternalAgent:
+class ExternalAgent(Agent):
     #: the agent's name in events and on the command line ("claude-code")
     name = "external"
     #: its name in sentences ("Claude Code")
     label = "The agent"
+    #: it shows its model its own tools, connects its own MCP servers and has commands of its own;
+    #: the user's `!` commands reach it with the next prompt
+    capabilities = AgentCapabilities(own_tools=True, own_mcp=True, own_commands=True, shell=True)
 
     def __init__(self, *, model: str = "") -> None:
-        self.model = model
+        super().__init__(model=model)
         self.session: Any = None
         self.calls: CallBook | None = None
         self.gate: Gate | None = None
         #: the permission mode the agent was last told or reported (Vigil's words)
         self.agent_mode: str | None = None
+        #: the output of the user's own `!` commands since the last prompt: it goes with the next one
+        self.shell_context: list[str] = []
+        #: the slash commands the agent reported (they complete in the prompt box)
+        self.agent_commands: list[AgentCommand] = []
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ---- what a protocol supplies -------------------------------------------------------------
@@ -72,7 +90,7 @@ class ExternalAgent:
     async def disconnect(self) -> None:
         """Stop the agent and everything it started."""
 
-    # ---- the AgentDriver interface ------------------------------------------------------------
+    # ---- the Agent interface -------------------------------------------------------------------
 
     async def astart(self, session: Any) -> None:
         self.session = session
@@ -90,11 +108,21 @@ class ExternalAgent:
             task.cancel()
         await self.disconnect()
 
-    async def __call__(self, session: Any, prompt: str, control: TurnControl, turn_id: str) -> TurnResult:
+    def commands(self) -> list[CommandFact]:
+        return [CommandFact(name=c.name, description=c.description, hint=c.hint, kind="agent")
+                for c in self.agent_commands]
+
+    def route(self, text: str) -> Intent:
+        return route(text, None)  # its slash commands are its own: the text goes to it as typed
+
+    async def run_shell(self, session: Any, command: str, control: TurnControl) -> int | None:
+        return await run_user_command(session, command, control)
+
+    async def run_turn(self, session: Any, prompt: str, control: TurnControl, turn_id: str) -> TurnResult:
         started = time.perf_counter()
         emit = session.emit
         assert self.calls is not None, "the session starts its agent before the first turn"
-        emit(TurnStarted(turn_id=turn_id, prompt=prompt))
+        emit(TurnStarted(turn_id=turn_id, prompt=prompt, client=session.turn_client))
         self.calls.begin_turn(turn_id)
         submitted = await session.hooks.user_prompt_submit(session.hook_session_info(), prompt)
         if submitted.blocked:
@@ -104,10 +132,12 @@ class ExternalAgent:
         emit(UserMessage(turn_id=turn_id, text=prompt))
         for extra in submitted.context:
             emit(UserMessage(turn_id=turn_id, text=extra, source="hook"))
+        context = [*self.shell_context, *submitted.context]
+        self.shell_context = []
         try:
             if not self.connected:
                 await self.connect()
-            outcome = await self.run_prompt(prompt, list(submitted.context), control)
+            outcome = await self.run_prompt(prompt, context, control)
         except AgentStartError as exc:
             outcome = TurnOutcome("error", error=str(exc))
         if control.is_aborted and outcome.reason == "completed":
@@ -132,15 +162,13 @@ class ExternalAgent:
         if isinstance(event, PermissionModeChanged) and event.mode != self.agent_mode:
             self.agent_mode = event.mode
             self.spawn(self.set_agent_mode(event.mode))
+        elif isinstance(event, UserMessage) and event.source == "shell" and event.turn_id is None:
+            self.shell_context.append(event.text)
 
     def agent_changed_mode(self, mode: str) -> None:
         """The agent switched its mode by itself (a plan approved): the session follows."""
-        session = self.session
         self.agent_mode = mode
-        previous = session.policy.mode
-        if previous != mode:
-            session.policy.mode = mode
-            session.emit(PermissionModeChanged(mode=mode, previous=previous))
+        self.session.controller.writes.set_mode(mode)
 
     # ---- helpers ------------------------------------------------------------------------------
 

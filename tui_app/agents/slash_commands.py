@@ -26,14 +26,20 @@ BUILTIN_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("agents", "", "The subagent types the Agent tool can start"),
     ("clear", "", "Start a new conversation (the log and the screen keep the old one)"),
     ("compact", "[instructions]", "Summarize the conversation so far to free the context window"),
+    ("context", "", "How full the context window is"),
     ("cost", "", "Tokens used in this session, and how full the context window is"),
     ("help", "", "The slash commands and what each does"),
+    ("mcp", "", "The MCP servers and their state"),
     ("memory", "", "The memory files (CLAUDE.md, AGENTS.md) in the system prompt"),
     ("mode", "[mode]", "Show the permission mode, or set it"),
     ("model", "[name]", "Show the model, or switch to another"),
     ("permissions", "", "The permission rules in force, by settings file"),
     ("resume", "[session id]", "Continue a recorded session"),
 )
+#: built-ins that need a screen: headless they say "isn't available in this environment", as Claude Code's do
+SCREEN_ONLY = frozenset({"help", "memory", "resume"})
+#: other names Claude Code gives a built-in (`/usage` is what `/cost` stands for in its headless runs)
+BUILTIN_ALIASES = {"usage": "cost"}
 #: a command name: letters, digits, `-`, `_`, `.`, namespaces joined by `:`
 _NAME = re.compile(r"^/([A-Za-z0-9_.\-]+(?::[A-Za-z0-9_.\-]+)*)(?:\s+(.*))?$", re.DOTALL)
 _POSITIONAL = re.compile(r"\$(\d+)")
@@ -88,7 +94,11 @@ class CommandSet:
 
 
 def builtin_commands() -> list[SlashCommand]:
-    return [SlashCommand(name, description, hint) for name, hint, description in BUILTIN_COMMANDS]
+    aliases: dict[str, tuple[str, ...]] = {}
+    for alias, name in BUILTIN_ALIASES.items():
+        aliases[name] = (*aliases.get(name, ()), alias)
+    return [SlashCommand(name, description, hint, aliases=aliases.get(name, ()))
+            for name, hint, description in BUILTIN_COMMANDS]
 
 
 def _command_from_file(path: Path, root: Path, scope: str, problems: list[str]) -> SlashCommand | None:

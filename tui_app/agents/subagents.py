@@ -197,10 +197,11 @@ class SubagentHost:
         todos = services.get("todos")
         if todos is not None:
             services["todos"] = type(todos)()  # its own list: the caller's plan is not overwritten
-        parent_account = services.get("context")
-        settings = parent_account.settings if isinstance(parent_account, ContextAccount) else None
-        services["context"] = ContextAccount(settings) if settings is not None else ContextAccount()
         self.services = services
+        parent_account = getattr(session, "context", None)
+        settings = parent_account.settings if isinstance(parent_account, ContextAccount) else None
+        #: its own context: a subagent's conversation fills up on its own
+        self.context = ContextAccount(settings) if settings is not None else ContextAccount()
 
     def emit(self, event: Any) -> Any:
         event.__dict__["agent_id"] = self.agent_id

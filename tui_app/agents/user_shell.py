@@ -48,19 +48,13 @@ def user_shell_wrapper(command: str) -> str:
     return f"exec {shlex.quote(shell)} -c {shlex.quote(command)}"
 
 
-async def run_user_command(session: Any, command: str) -> int | None:
+async def run_user_command(session: Any, command: str, control: TurnControl) -> int | None:
     """Run `command` for the user; returns its exit code (None when it could not start or was
     stopped). Every event goes through the session: the log, the screen and `--resume` see it.
 
-    The command holds the session the way a turn does (its TurnControl is the session's while it
-    runs), so Esc stops it and closing the app stops it, through the session's own interrupt."""
-    if session.busy:
-        raise RuntimeError("a turn is running")
-    control = session._control = TurnControl()
-    try:
-        return await _run(session, command, control)
-    finally:
-        session._control = None
+    The command holds the session the way a turn does (the controller holds the session with
+    `control` while it runs), so Esc stops it and closing the app stops it."""
+    return await _run(session, command, control)
 
 
 async def _run(session: Any, command: str, control: TurnControl) -> int | None:

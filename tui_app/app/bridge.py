@@ -2,8 +2,9 @@
 freeze the screen; hands its events to the UI in batches.
 
 The runtime thread only appends events to a buffer; the UI drains it at most ~30 times a second
-(`drain()` from a timer). Everything the UI sends back — a prompt, an interrupt, an approval —
-crosses threads through thread-safe calls (`submit`, `interrupt`, the broker's `answer`).
+(`drain()` from a timer). Everything the UI sends back — a prompt, an interrupt, an approval — is a
+command of the session port (`send`), carried out by the session's controller on the runtime's
+loop; the reply comes back in a Future.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class SessionRunner:
         self._ready = threading.Event()
         self._stopped = threading.Event()
         self._on_error = on_error
-        self.turn: Future[Any] | None = None
+        #: the permission mode the session starts in (the screen's first guess, before any event)
+        self.initial_mode = session.permission_mode
         session.subscribe(self._collect)
 
     # ---- runtime thread ---------------------------------------------------------------------
@@ -73,24 +75,25 @@ class SessionRunner:
             self._events.clear()
         return events
 
-    def call(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
-        """Run a coroutine on the runtime loop; returns a concurrent Future."""
+    def _call(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
         assert self._loop is not None, "runner not started"
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
-    def submit(self, prompt: str) -> Future[Any] | None:
-        """Start a turn; None when one is already running."""
-        if self.busy:
-            return None
-        self.turn = self.call(self.session.run_turn(prompt))
-        return self.turn
+    def send(self, command: Any) -> Future[Any]:
+        """A command of the session port, carried out on the runtime's loop; the Future holds its reply."""
+        return self._call(self.session.controller.handle(command))
+
+    def facts(self) -> Future[Any]:
+        """The session's facts, read on the runtime's loop (they are its state, not the UI's)."""
+
+        async def read() -> Any:
+            return self.session.controller.facts()
+
+        return self._call(read())
 
     @property
     def busy(self) -> bool:
-        return self.turn is not None and not self.turn.done()
-
-    def interrupt(self) -> None:
-        self.session.interrupt()
+        return self.session.controller.busy
 
     def close(self, timeout: float = 15.0) -> None:
         """Interrupt the turn (running processes are killed), close the session (background tasks,
@@ -100,15 +103,14 @@ class SessionRunner:
         self.session.interrupt("app exit")
 
         async def shutdown() -> None:
-            if self.turn is not None:
-                try:
-                    await asyncio.wait_for(asyncio.wrap_future(self.turn), timeout / 2)
-                except (TimeoutError, asyncio.CancelledError, Exception):
-                    pass
+            try:
+                await asyncio.wait_for(self.session.controller.wait_idle(), timeout / 2)
+            except (TimeoutError, asyncio.CancelledError, Exception):
+                pass
             await self.session.close("exit")
 
         try:
-            self.call(shutdown()).result(timeout)
+            self._call(shutdown()).result(timeout)
         except Exception:
             pass
         finally:

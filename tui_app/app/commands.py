@@ -34,9 +34,10 @@ SLASH_PALETTE = (
 
 
 def run_slash(main: MainScreen, text: str) -> None:
-    from tui_app.app.slash_actions import handle_prompt  # live sessions only: a replay loads no agent code
+    from tui_app.app.slash_actions import handle_prompt, send_prompt  # live sessions only: a replay loads none
 
-    handle_prompt(main, text)
+    if not handle_prompt(main, text):
+        main.run_worker(send_prompt(main, text), group="prompt")
 
 
 def open_memory_files(main: MainScreen) -> None:
@@ -62,7 +63,7 @@ def agent_commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]
             found.append((f"{offered.agent} mode: {mode.name}", partial(main.set_agent_mode, mode.id),
                           mode.description or "the agent's own mode (shift+tab walks them)"))
     controls = main.controls
-    names = controls.service("agent_names") if controls is not None and hasattr(controls, "service") else None
+    names = controls.known.agent_names if controls is not None and controls.known is not None else None
     request = getattr(main.app, "request_agent", None)
     if names and request is not None:
         current = main.header.state.agent or "vigil"

@@ -5,8 +5,9 @@ in the queue ("2 of 3"). A dialog opens only over the main screen: while the use
 command palette, the artifact browser or any other screen, a notification says what waits, and the
 dialog opens when they are back (keys meant for that screen never answer a request). A request
 decided by someone else (a PermissionRequest hook, a timeout, an interrupt that cancelled the call)
-closes its dialog by itself and a notification says who decided. The answers go to the broker
-through `answer_*`, which are thread-safe. All of this runs on the UI thread.
+closes its dialog by itself and a notification says who decided. The answers go to the session as
+commands of its port (AnswerApproval, AnswerQuestion, AnswerPlan) through `answer`. All of this
+runs on the UI thread.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from textual.app import App
 
 from tui_app.app.screens.approval import ApprovalResult, ApprovalScreen
 from tui_app.app.screens.question import QuestionScreen
+from tui_app.runtime.commands import AnswerQuestion
 from tui_app.runtime.events import (
     PermissionRequested,
     PermissionResolved,
@@ -29,7 +31,6 @@ from tui_app.runtime.events import (
     UserQuestionAnswered,
     UserQuestionAsked,
 )
-from tui_app.runtime.permissions.broker import ApprovalAnswer
 from widgets.text.formatting import short_path
 from widgets.text.untrusted import one_line
 
@@ -79,10 +80,14 @@ def tell_waiting(app: App[Any], options: DialogOptions, told: set[str], request_
         app.bell()
 
 
+#: sends an answer (a command of the session port) to the session
+Answer = Callable[[Any], None]
+
+
 @dataclass
 class ApprovalQueue:
     app: App[Any]
-    answer: Callable[[str, ApprovalAnswer], bool]
+    answer: Answer
     options: DialogOptions = field(default_factory=DialogOptions)
     waiting: list[PermissionRequested] = field(default_factory=list)
     current: PermissionRequested | None = None
@@ -150,11 +155,10 @@ class ApprovalQueue:
         self.app.push_screen(self.screen, self._closed)
 
     def _deliver(self, result: ApprovalResult) -> None:
-        """The user's answer goes to the broker at once; the dialog closes after."""
-        answer = result.to_answer()
-        if answer is not None and not self.answer(result.request_id, answer):
-            self.app.notify("Too late: this request was already decided elsewhere.", severity="warning",
-                            markup=False)
+        """The user's answer goes to the session at once; the dialog closes after."""
+        command = result.to_command()
+        if command is not None:
+            self.answer(command)
 
     def _closed(self, _result: ApprovalResult | None) -> None:
         self.current = None
@@ -166,7 +170,7 @@ class ApprovalQueue:
 @dataclass
 class QuestionQueue:
     app: App[Any]
-    answer: Callable[[str, dict[str, str] | None], bool]
+    answer: Answer
     options: DialogOptions = field(default_factory=DialogOptions)
     waiting: list[UserQuestionAsked] = field(default_factory=list)
     current: UserQuestionAsked | None = None
@@ -205,7 +209,7 @@ class QuestionQueue:
     def _closed(self, answers: dict[str, str] | None) -> None:
         request = self.current
         if request is not None:  # a withdrawn question is gone from the broker: the answer is refused
-            self.answer(request.request_id, answers)
+            self.answer(AnswerQuestion(request_id=request.request_id, answers=answers))
         self.current = None
         self.screen = None
         self._update()

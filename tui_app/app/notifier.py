@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui_app.runtime.commands import Notify
 from tui_app.runtime.events import PermissionRequested, PlanApprovalAsked, TurnEnded, TurnStarted, UserQuestionAsked
 
 #: the user counts as away after this long without a key or a click (seconds)
@@ -144,10 +145,9 @@ class IdlePrompt:
 
 def attach_notifications(app: Any) -> None:
     """Give the app its notifier and its idle-prompt watch (settings decide whether the desktop
-    is told; the Notification hook fires either way, as in Claude Code)."""
-    session = getattr(app, "session", None)
-    loaded = session.services.get("settings") if session is not None else None
-    enabled = enabled_in(getattr(loaded, "values", {}) or {})
+    is told — the app learns them from the session's facts; the Notification hook fires either
+    way, as in Claude Code)."""
+    enabled = True
 
     def write(sequence: str) -> None:
         driver = getattr(app, "_driver", None)
@@ -158,9 +158,8 @@ def attach_notifications(app: Any) -> None:
 
     def idle() -> None:
         app.notifier.waiting("Vigil is waiting for your input")
-        runner = getattr(app, "runner", None)
-        if runner is not None and session is not None and not getattr(app, "closed", False):
-            runner.call(session.hooks.notification(session.hook_session_info(), "Vigil is waiting for your input",
-                                                   TITLE, "idle_prompt"))
+        controls = getattr(app, "controls", None)
+        if controls is not None and not getattr(app, "closed", False):
+            controls.send(Notify(message="Vigil is waiting for your input", title=TITLE, kind="idle_prompt"))
 
     app.idle_prompt = IdlePrompt(fire=idle)

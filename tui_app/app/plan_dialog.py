@@ -4,21 +4,22 @@ plan withdrawn by an interrupt closes its dialog by itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from textual.app import App
 
-from tui_app.app.dialogs import DialogOptions, tell_waiting
+from tui_app.app.dialogs import Answer, DialogOptions, tell_waiting
 from tui_app.app.screens.plan import PlanScreen
+from tui_app.runtime.commands import AnswerPlan
 from tui_app.runtime.events import PlanApprovalAsked, UserQuestionAnswered
 
 
 @dataclass
 class PlanQueue:
     app: App[Any]
-    answer: Callable[[str, dict[str, str] | None], bool]
+    answer: Answer
     options: DialogOptions = field(default_factory=DialogOptions)
     waiting: list[PlanApprovalAsked] = field(default_factory=list)
     current: PlanApprovalAsked | None = None
@@ -57,7 +58,10 @@ class PlanQueue:
     def _closed(self, answers: dict[str, str] | None) -> None:
         request = self.current
         if request is not None:
-            self.answer(request.request_id, answers)
+            decision = (answers or {}).get("decision") if answers is not None else None
+            self.answer(AnswerPlan(request_id=request.request_id,
+                                   decision=decision if decision in ("acceptEdits", "default", "keep") else None,
+                                   feedback=(answers or {}).get("feedback", "")))
         self.current = None
         self.screen = None
         self._update()

@@ -13,6 +13,7 @@ from textual.screen import Screen
 
 from tui_app.app.screens.main import MainScreen
 from tui_app.app.screens.replay import ReplayLoadError, ReplayScreen, read_log
+from tui_app.runtime.commands import AddDirectory
 from widgets.text.untrusted import one_line
 
 
@@ -87,15 +88,17 @@ def open_add_directory(screen: MainScreen) -> None:
     controls = screen.controls
     if controls is None:
         return
-    policy = getattr(getattr(controls, "session", None), "policy", None)
-    current = list(getattr(getattr(policy, "dirs", None), "dirs", ()) or [])
+    current = list(controls.known.working_directories) if controls.known is not None else []
+
+    async def add(path: str) -> None:
+        reply = await controls.ask(AddDirectory(path=path))  # as /add-dir does
+        what = reply.data.get("path", path) if reply.ok else reply.message
+        screen.notify(f"Working directory added: {what}" if reply.ok else f"Not added: {what}",
+                      severity="information" if reply.ok else "warning", markup=False, timeout=3)
 
     def chosen(path: str | None) -> None:
-        if not path:
-            return
-        ok, what = controls.add_directory(path)  # as /add-dir does
-        screen.notify(f"Working directory added: {what}" if ok else f"Not added: {what}",
-                      severity="information" if ok else "warning", markup=False, timeout=3)
+        if path:
+            screen.run_worker(add(path), group="add-dir")
 
     screen.app.push_screen(AddDirectoryScreen(screen.cwd or os.getcwd(), current), chosen)
 
@@ -111,11 +114,10 @@ def open_mcp_servers(screen: MainScreen) -> None:
     from tui_app.app.screens.mcp_servers import LiveServers, McpServersScreen, RecordedServers
 
     app = screen.app
-    runner = getattr(app, "runner", None)
-    live_main = getattr(app, "main", None) is screen and runner is not None
-    manager = runner.session.services.get("mcp") if live_main else None
-    if manager is not None:
-        source: Any = LiveServers(runner, manager)
+    controls = screen.controls
+    known = controls.known if controls is not None else None
+    if controls is not None and known is not None and known.mcp_servers:
+        source: Any = LiveServers(controls)
     elif screen.mcp_statuses:
         source = RecordedServers(screen.mcp_statuses)
     else:

@@ -1,10 +1,10 @@
 """What the settings screen shows: the settings in force, each with the file it comes from, and
 the files a change can be saved to (Claude Code's locations and Vigil's own).
 
-Rules come from the live policy (what decides now, including rules added this session); hooks
-from the loaded configuration; the model, the default mode and the sandbox from each file as it
-is on disk (the last file that sets a value wins, as when settings are loaded); MCP servers from
-the MCP configuration.
+Rules come from the session's facts (what decides now, including rules added this session), and
+so do hooks, MCP servers, the model and the mode; where the model, the default mode and the
+sandbox are set comes from each file as it is on disk (the last file that sets a value wins, as
+when settings are loaded).
 """
 
 from __future__ import annotations
@@ -94,34 +94,31 @@ def settings_files(project: str, *, no_claude_settings: bool = False, settings_f
     return files
 
 
-def build_view(session: Any, files: list[SettingsFile], notifications: bool = True) -> SettingsView:
-    view = SettingsView(files=files, mode=session.policy.mode, model=session.model.model,
-                        provider=session.model.provider, notifications=notifications)
+def build_view(facts: Any, files: list[SettingsFile], notifications: bool = True) -> SettingsView:
+    """The screen's rows from the session's facts (`SessionFacts`) and its settings files."""
+    model = facts.model or "its default model"
+    view = SettingsView(files=files, mode=facts.permission_mode, model=facts.model, provider=facts.provider,
+                        notifications=notifications)
     add = view.entries.append
     model_source = next((str(f.path) for f in reversed(files) if f.data and "model" in f.data), "")
-    add(Entry("model", f"{session.model.provider} · {session.model.model}",
+    if facts.capabilities.own_tools:  # an agent of its own: Vigil does not choose its model
+        model_source = f"{facts.agent_label} (its own settings and flags)"
+    add(Entry("model", f"{facts.provider} · {model}",
               model_source or "the command line, the environment or the default"))
     mode_source = next((str(f.path) for f in reversed(files)
                         if f.data and isinstance(f.data.get("permissions"), dict)
                         and "defaultMode" in f.data["permissions"]), "")
     add(Entry("mode", view.mode, mode_source or "the default, the command line or a change in this session"))
-    rules = session.policy.rules() if hasattr(session.policy, "rules") else []
-    for rule in rules:
+    for rule in facts.rules:
         add(Entry("rules", f"{rule.behavior:<5}  {rule.text}", rule.source, (rule.behavior, rule.text)))
-    hooks = getattr(getattr(session.services.get("settings"), "hooks", None), "groups", {})
-    for event, groups in hooks.items():
-        for group in groups:
-            for handler in group.handlers:
-                matcher = f" [{group.matcher}]" if group.matcher not in (None, "", "*") else ""
-                add(Entry("hooks", f"{event}{matcher} → {handler.label}", handler.source))
+    for hook in facts.hooks:
+        matcher = f" [{hook.matcher}]" if hook.matcher not in (None, "", "*") else ""
+        add(Entry("hooks", f"{hook.event}{matcher} → {hook.label}", hook.source))
     for f in files:
         if f.data and "sandbox" in f.data:
             add(Entry("sandbox", json.dumps(f.data["sandbox"], ensure_ascii=False, sort_keys=True), str(f.path)))
-    mcp = session.services.get("mcp")
-    servers = getattr(getattr(mcp, "config", None), "servers", {}) or {}
-    for name, server in servers.items():
-        what = server.url or " ".join([server.command, *server.args])
-        add(Entry("mcp", f"{name} ({server.transport}) {what}", server.source))
+    for server in facts.mcp_servers:
+        add(Entry("mcp", f"{server.name} ({server.transport}) {server.target}", server.source))
     notify_source = next((str(f.path) for f in reversed(files) if f.data and (
         "desktopNotifications" in f.data or "preferredNotifChannel" in f.data)), "")
     add(Entry("notifications", f"desktop notifications {'on' if view.notifications else 'off'}",

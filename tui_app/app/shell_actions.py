@@ -1,18 +1,17 @@
 """Shell mode in the prompt box: a line that starts with `!` runs in the user's shell (not by the
-model) when sent; while such a line is typed the box says so (its border and title change)."""
+model) when sent (the session decides that, like any prompt's meaning); while such a line is typed
+the box says so (its border and title change)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tui_app.agents.user_shell import is_shell_line, shell_command
 from widgets.prompt_input import PromptInput
 
 if TYPE_CHECKING:
     from tui_app.app.screens.main import MainScreen
 
 SHELL_TITLE = "! shell: runs in your shell, its output goes to the next prompt"
-BUSY = "A turn is still running: wait for it, or press Esc to interrupt it. Your command is kept."
 
 
 class ShellModeMarker:
@@ -37,17 +36,3 @@ def attach_shell_mode(screen: MainScreen) -> None:
     marker = ShellModeMarker(screen.prompt)
     screen.completer = ChainedCompleter(screen.completer, marker)
     screen.prompt.completer = screen.completer
-
-
-def handle_shell_line(screen: MainScreen, text: str) -> bool:
-    """True when `text` was a `!` command (started here, or refused while a turn runs)."""
-    if not is_shell_line(text) or screen.controls is None:
-        return False
-    run = getattr(screen.controls, "run_shell", None)
-    if run is None:
-        return False
-    if run(shell_command(text)) is None:
-        screen.notify(BUSY, severity="warning", markup=False)
-        return True
-    screen.prompt.accept(text)
-    return True

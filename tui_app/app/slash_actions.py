@@ -1,9 +1,9 @@
 """What the prompt box does with `/` and `#`: completion of slash commands while a name is typed,
-and on Enter the built-in commands' work, a custom command's prompt, or a `#` note for a memory
-file (the user picks which file).
-
-A text that is not a command (`/usr/bin/env is missing`, with more slashes) goes to the model as
-it is; an unknown `/name` is reported and stays in the box, so a typo is not sent as a prompt.
+and on Enter the views of the commands that show something (/help, /cost, /permissions …) and the
+`#` note's choice of memory file. What a prompt MEANS is decided below the screen (the session's
+prompt router): everything else is sent as it was typed (SubmitPrompt), and the session runs the
+command, expands the custom one, or starts the turn; an unknown `/name` is refused and stays in
+the box, so a typo is not sent as a prompt.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
-from tui_app.agents.compaction import account_of
-from tui_app.agents.memory import is_memory_note, note_targets, note_text
-from tui_app.agents.slash_commands import expand, parse_invocation
+from tui_app.agents.memory import is_memory_note, note_text
+from tui_app.agents.slash_commands import parse_invocation
 from tui_app.app.screens.info import ChoiceScreen, InfoScreen, memory_lines
+from tui_app.runtime.commands import AddMemoryNote, Refused, SessionFacts, SubmitPrompt
 from widgets.prompt_input import PromptInput
 from widgets.slash_menu import SlashMenu
 from widgets.text.formatting import tilde
@@ -81,31 +81,44 @@ class SlashCompleter:
 # ---- Enter ----------------------------------------------------------------------------------------
 
 def handle_prompt(screen: MainScreen, text: str) -> bool:
-    """True when `text` was a command or a note (done here); False: send it to the model."""
+    """True when the screen itself answers `text` (a view of a command, a `#` note's choice of
+    file); False: send it to the session, which decides what it means."""
     controls = screen.controls
-    if controls is not None and controls.commands is None:
-        return False  # an external agent (Claude Code) has commands and memory of its own: the text is its
-    if is_memory_note(text):
+    if controls is None:
+        return False
+    facts = controls.known
+    capabilities = facts.capabilities if facts is not None else None
+    if is_memory_note(text) and capabilities is not None and capabilities.memory_notes:
         ask_where_to_note(screen, text)
         return True
     invocation = parse_invocation(text)
-    if invocation is None or controls is None:
+    if invocation is None or facts is None:
         return False
     name, arguments = invocation
-    found = controls.commands
-    command = found.find(name) if found is not None else None
-    if command is None:
-        screen.notify(f"There is no command /{one_line(name, 60)}: /help lists them. To send this text to the "
-                      "model as it is, start it with a space.", severity="warning", markup=False)
+    builtin = {c.name for c in facts.slash_commands if c.kind == "builtin"}
+    view = VIEWS_BY_NAME.get(name)
+    if name in builtin and (view is not None or (name in ("model", "mode") and not arguments.strip())):
+        screen.run_worker(_show_view(screen, name, arguments, text), group="slash")
         return True
-    if command.kind == "custom":
-        if controls.submit(expand(command, arguments)):
-            _take(screen, text)
-        else:
-            screen.notify(BUSY, severity="warning", markup=False)
-        return True
-    BUILTINS[command.name](screen, arguments, text)
-    return True
+    return False
+
+
+async def send_prompt(screen: MainScreen, text: str) -> None:
+    """The prompt as typed goes to the session; its reply says what became of it."""
+    controls = screen.controls
+    assert controls is not None
+    reply = await controls.ask(SubmitPrompt(text=text, unknown_command="refuse"))
+    if isinstance(reply, Refused):
+        message = {"busy": BUSY}.get(reply.code, reply.message)
+        if reply.code == "unknown_command":
+            message = f"{reply.message} Your text is kept."
+        screen.notify(message, severity="warning", markup=False)
+        return
+    _take(screen, text)
+    if reply.command is not None or reply.message:
+        shown = reply.output if reply.output is not None else reply.message
+        if shown:
+            screen.notify(shown, markup=False, timeout=6)
 
 
 def _take(screen: MainScreen, text: str) -> None:
@@ -121,81 +134,46 @@ def _done(screen: MainScreen, text: str, message: str | None = None) -> None:
         screen.notify(message, markup=False, timeout=6)
 
 
-def _clear(screen: MainScreen, arguments: str, text: str) -> None:
-    if screen.controls.clear() is None:
-        screen.notify(BUSY, severity="warning", markup=False)
-        return
-    _done(screen, text, "The conversation was cleared: the model starts afresh (the chat and the log keep it all).")
-
-
-def _compact(screen: MainScreen, arguments: str, text: str) -> None:
-    if screen.controls.compact(arguments) is None:
-        screen.notify(BUSY, severity="warning", markup=False)
-        return
-    _done(screen, text, "Compacting: the model is writing a summary of the conversation (Esc stops it).")
-
-
-def _model(screen: MainScreen, arguments: str, text: str) -> None:
+async def _show_view(screen: MainScreen, name: str, arguments: str, text: str) -> None:
     controls = screen.controls
-    model = controls.session.model
-    if arguments:
-        name = controls.set_model(arguments.split()[0])
-        _done(screen, text, f"Model: {name} from the next request on" + (
-            " (the scripted model plays its script whatever the name)" if model.provider == "scripted" else ""))
-        return
-    account = controls.service("context")
-    window = f", a context window of {account.window(controls.session):,} tokens" if account is not None else ""
-    _done(screen, text, f"Model: {model.model} ({model.provider}){window}. /model NAME switches.")
+    assert controls is not None
+    facts = await controls.refresh()
+    VIEWS_BY_NAME.get(name, _info)(screen, facts, name, arguments, text)
 
 
-def _mode(screen: MainScreen, arguments: str, text: str) -> None:
-    wanted = arguments.strip()
-    if not wanted:
-        _done(screen, text, f"Permission mode: {screen.controls.mode}. /mode {' | '.join(MODES)} sets it "
-                            "(shift+tab steps through them).")
+def _info(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+    """/model and /mode with no argument: what they are now (with an argument, the session changes them)."""
+    if name == "model":
+        window = f", a context window of {facts.context.window:,} tokens" if facts.context and facts.context.window \
+            else ""
+        _done(screen, text, f"Model: {facts.model or 'its default model'} ({facts.provider}){window}. "
+                            "/model NAME switches.")
         return
-    if wanted not in MODES:
-        screen.notify(f"No mode {one_line(wanted, 40)}: choose one of {', '.join(MODES)}.", severity="warning",
-                      markup=False)
-        return
-    _take(screen, text)
-    screen.set_mode(wanted)
-
-
-def _add_dir(screen: MainScreen, arguments: str, text: str) -> None:
-    if not arguments.strip():
-        screen.notify("/add-dir needs a directory: /add-dir ../lib", severity="warning", markup=False)
-        return
-    ok, what = screen.controls.add_directory(arguments)
-    if not ok:
-        screen.notify(f"Not added: {one_line(what, 200)}", severity="warning", markup=False)
-        return
-    _done(screen, text, f"{tilde(what)} is now a working directory of this session.")
+    _done(screen, text, f"Permission mode: {facts.permission_mode}. /mode {' | '.join(MODES)} sets it "
+                        "(shift+tab steps through them).")
 
 
 def _lines(title: str, rows: list[Content]) -> list[Content]:
     return [Content.styled(title, "bold"), *rows]
 
 
-def _help(screen: MainScreen, arguments: str, text: str) -> None:
-    found = screen.controls.commands
-    rows = [Content.assemble(plain(one_line(c.label).ljust(34), "bold"), "  ", plain(one_line(c.description, 160)))
-            for c in (found.commands if found is not None else [])]
+def _help(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+    rows = [Content.assemble(plain(one_line(f"/{c.name} {c.hint}".strip()).ljust(34), "bold"), "  ",
+                             plain(one_line(c.description, 160))) for c in facts.slash_commands]
     extra = [Content(""), Content("A line that starts with # adds a note to a memory file (you pick which)."),
              Content("Custom commands: .claude/commands/*.md in the project, ~/.claude/commands/*.md for you.")]
     _done(screen, text)
     screen.app.push_screen(InfoScreen("Slash commands", _lines("Commands (Tab completes a name):", rows) + extra))
 
 
-def _memory(screen: MainScreen, arguments: str, text: str) -> None:
+def _memory(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     _done(screen, text)
     screen.app.push_screen(InfoScreen("Memory files", memory_lines(screen.memory_reports)))
 
 
-def _agents(screen: MainScreen, arguments: str, text: str) -> None:
-    types = screen.controls.service("agent_types")
+def _agents(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     rows: list[Content] = []
-    for agent in (types.types.values() if types is not None else []):
+    for agent in facts.agent_types:
         tools = ", ".join(agent.tools) if agent.tools else "every tool"
         rows += [Content.assemble(plain(one_line(agent.name, 40), "bold"), ("  " + one_line(agent.source, 120),
                                                                              "$foreground 60%")),
@@ -208,45 +186,40 @@ def _agents(screen: MainScreen, arguments: str, text: str) -> None:
     screen.app.push_screen(InfoScreen("Subagent types", _lines("The Agent tool can start:", rows) + extra))
 
 
-def _permissions(screen: MainScreen, arguments: str, text: str) -> None:
-    policy = screen.controls.session.policy
-    rules = policy.rules() if hasattr(policy, "rules") else []
+def _permissions(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     by_source: dict[str, list[Any]] = {}
-    for rule in rules:
+    for rule in facts.rules:
         by_source.setdefault(rule.source, []).append(rule)
-    rows: list[Content] = [Content(f"Mode: {policy.mode}")]
-    for directory in getattr(getattr(policy, "dirs", None), "dirs", ()):  # the working directories, as given
+    rows: list[Content] = [Content(f"Mode: {facts.permission_mode}")]
+    for directory in facts.working_directories:  # the working directories, as given
         rows.append(Content.assemble("Working directory: ", plain(one_line(tilde(directory), 200))))
     for source, found in by_source.items():
         rows += [Content(""), plain(one_line(tilde(source), 200), "bold")]
         for rule in found:
             style = {"deny": "$text-error", "ask": "$text-warning"}.get(rule.behavior, "$text-success")
             rows.append(Content.assemble((f"  {rule.behavior:<6}", style), plain(one_line(rule.text, 200))))
-    if not rules:
+    if not facts.rules:
         rows += [Content(""), Content("No rules: the mode decides (permissions.allow / ask / deny in settings).")]
     _done(screen, text)
     screen.app.push_screen(InfoScreen("Permission rules", _lines("Rules in force, by the file they came from:", rows)))
 
 
-def _cost(screen: MainScreen, arguments: str, text: str) -> None:
+def _cost(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     header = screen.header.state
-    controls = screen.controls
-    account = account_of(controls.session)
     rows = [Content(f"Input tokens {getattr(header, 'input_tokens', 0):,} · output tokens "
                     f"{getattr(header, 'output_tokens', 0):,} (every model step, subagents included)")]
-    if account is not None:
-        window = account.window(controls.session)
-        used = account.reported or 0
-        share = f"{used / window:.0%}" if window else "?"
-        state = "on" if account.settings.enabled else "off"
-        rows.append(Content(f"Context: {used:,} of {window:,} tokens at the last step ({share}); automatic compaction "
-                            f"is {state} at {account.settings.threshold:.0%}"))
+    context = facts.context
+    if context is not None and context.window:
+        share = f"{context.used / context.window:.0%}"
+        state = "on" if context.compaction_enabled else "off"
+        rows.append(Content(f"Context: {context.used:,} of {context.window:,} tokens at the last step ({share}); "
+                            f"automatic compaction is {state} at {context.threshold:.0%}"))
     rows.append(Content(f"Compactions so far: {screen.compactions}"))
     _done(screen, text)
     screen.app.push_screen(InfoScreen("Cost", _lines("This session:", rows)))
 
 
-def _resume(screen: MainScreen, arguments: str, text: str) -> None:
+def _resume(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     app = screen.app
     request = getattr(app, "request_resume", None)
     if request is None:
@@ -266,9 +239,8 @@ def _resume(screen: MainScreen, arguments: str, text: str) -> None:
     app.push_screen(SessionBrowserScreen(live_id=live), chosen)
 
 
-BUILTINS: dict[str, Callable[[Any, str, str], None]] = {
-    "add-dir": _add_dir, "agents": _agents, "clear": _clear, "compact": _compact, "cost": _cost, "help": _help,
-    "memory": _memory, "mode": _mode, "model": _model, "permissions": _permissions, "resume": _resume,
+VIEWS_BY_NAME: dict[str, Callable[[Any, SessionFacts, str, str, str], None]] = {
+    "agents": _agents, "cost": _cost, "help": _help, "memory": _memory, "permissions": _permissions, "resume": _resume,
 }
 
 
@@ -277,8 +249,9 @@ BUILTINS: dict[str, Callable[[Any, str, str], None]] = {
 def ask_where_to_note(screen: MainScreen, text: str) -> None:
     note = note_text(text)
     controls = screen.controls
-    targets = note_targets(controls.session.cwd)
-    choices = [(Content.assemble(plain(label, "bold"), "  ", plain(one_line(tilde(str(path)), 160), "$foreground 60%")),
+    assert controls is not None and controls.known is not None
+    targets = controls.known.note_targets
+    choices = [(Content.assemble(plain(label, "bold"), "  ", plain(one_line(tilde(path), 160), "$foreground 60%")),
                 path) for label, path in targets]
     title = Content.assemble(("Add a note to a memory file: ", "bold"), plain(one_line(note, 200)))
 
@@ -286,17 +259,18 @@ def ask_where_to_note(screen: MainScreen, text: str) -> None:
         if path is None:
             return
         _take(screen, text)
-        future = controls.add_memory_note(path, note)
-        future.add_done_callback(partial(_noted, screen, path))
+        future = controls.send(AddMemoryNote(note=note, path=str(path)))
+        future.add_done_callback(partial(_noted, screen))
 
     screen.app.push_screen(ChoiceScreen(title, choices), chosen)
 
 
-def _noted(screen: MainScreen, path: Any, future: Any) -> None:
+def _noted(screen: MainScreen, future: Any) -> None:
     problem = future.exception()
-    message = f"Noted in {tilde(str(path))}; the system prompt has it from the next request on." if problem is None \
-        else f"The note could not be saved: {problem}"
-    severity = "information" if problem is None else "error"
+    reply = future.result() if problem is None else None
+    failed = problem is not None or (reply is not None and not reply.ok)
+    message = (f"The note could not be saved: {problem or reply.message}" if failed else reply.message)
+    severity = "error" if failed else "information"
     try:
         screen.app.call_from_thread(screen.notify, message, severity=severity, markup=False)
     except RuntimeError:  # done already, on the UI thread itself

@@ -5,8 +5,8 @@ The runtime runs in a `SessionRunner` (its own thread and event loop), started f
 thread worker so connecting MCP servers never holds up the first frame. A timer drains the
 runner's events at most `PUMP_HZ` times a second; a drained batch is coalesced (text deltas and
 output chunks joined) and shown in one go, so an output flood costs a few screen updates a second,
-not one per chunk. Answers (prompts, approvals, interrupts, the permission mode) cross back to
-the runtime thread-safely through `LiveControls`.
+not one per chunk. Answers (prompts, approvals, interrupts, the permission mode) go back as
+commands of the session port, through `SessionClient`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from textual.message import Message
 
 from tui_app.app.bridge import SessionRunner
 from tui_app.app.commands import VigilCommands
-from tui_app.app.controls import LiveControls
+from tui_app.app.controls import SessionClient
 from tui_app.app.dialogs import ApprovalQueue, DialogOptions, QuestionQueue
 from tui_app.app.event_batch import coalesce
 from tui_app.app.plan_dialog import PlanQueue
@@ -64,9 +64,8 @@ class VigilApp(App[int]):
                  ring_bell: bool = True, handle_signals: bool = False, freeze_gc: bool = True,
                  pump_hz: float = PUMP_HZ) -> None:
         super().__init__()
-        self.session = session
         self.runner = SessionRunner(session, on_error=self._runtime_error) if session is not None else None
-        self.controls = LiveControls(self.runner) if self.runner is not None else None
+        self.controls = SessionClient(self.runner) if self.runner is not None else None
         self.prefill = list(prefill)
         self.auto_prompt = auto_prompt
         self.auto_prompt_delay = auto_prompt_delay
@@ -84,7 +83,7 @@ class VigilApp(App[int]):
         #: set once the app runs: a wake before that has nothing to show yet
         self._app_loop: asyncio.AbstractEventLoop | None = None
         if session is not None:
-            session.subscribe(self._wake_for_the_user)
+            session.subscribe(self._wake_for_the_user)  # before the runner starts: events are all it reads
         self.draw_keys_at_once = True
         self._key_frames: set[asyncio.Task[None]] = set()
         self.batches = 0
@@ -96,9 +95,9 @@ class VigilApp(App[int]):
                                table_clock=table_clock)
         options = DialogOptions(cwd=cwd, key_guard_s=key_guard_s, clock=guard_clock, ring_bell=ring_bell,
                                 forward_keys=self._typed_during_guard, can_open=self._on_main_screen)
-        self.approvals = ApprovalQueue(self, self._answer_approval, options)
-        self.questions = QuestionQueue(self, self._answer_question, options)
-        self.plans = PlanQueue(self, self._answer_question, options)
+        self.approvals = ApprovalQueue(self, self._answer, options)
+        self.questions = QuestionQueue(self, self._answer, options)
+        self.plans = PlanQueue(self, self._answer, options)
         from tui_app.app.notifier import attach_notifications
 
         attach_notifications(self)  # desktop notifications and the idle_prompt Notification hook
@@ -126,6 +125,8 @@ class VigilApp(App[int]):
 
     def _runtime_ready(self) -> None:
         self.ready = True
+        if self.controls is not None:
+            self.run_worker(self._learn_facts(), group="facts")
         if self.auto_prompt and self.controls is not None:
             prompt = self.auto_prompt
             self.set_timer(self.auto_prompt_delay, lambda: self.controls and self.controls.submit(prompt))
@@ -133,6 +134,12 @@ class VigilApp(App[int]):
             # Textual, the app and the session's long-lived objects leave the collector's scans:
             # full collections of them made the worst frame stalls (bench/ui_flood.py)
             self.call_after_refresh(_freeze_gc)
+
+    async def _learn_facts(self) -> None:
+        """What the screen completes and offers before anything is asked (slash commands, agents)."""
+        assert self.controls is not None
+        facts = await self.controls.refresh()
+        self.notifier.enabled = self.notifier.enabled and facts.notifications
 
     def _runtime_error(self, exc: BaseException) -> None:
         """Called on the runtime thread when the session could not start."""
@@ -218,11 +225,19 @@ class VigilApp(App[int]):
 
     # ---- answers out ------------------------------------------------------------------------
 
-    def _answer_approval(self, request_id: str, answer: Any) -> bool:
-        return self.controls is not None and self.controls.answer_approval(request_id, answer)
+    def _answer(self, command: Any) -> None:
+        """An answer to a request goes to the session; one that came too late is said."""
+        if self.controls is None:
+            return
+        future = self.controls.send(command)
 
-    def _answer_question(self, request_id: str, answers: dict[str, str] | None) -> bool:
-        return self.controls is not None and self.controls.answer_question(request_id, answers)
+        def told(done: Any) -> None:
+            reply = None if done.cancelled() or done.exception() is not None else done.result()
+            if reply is not None and not reply.ok and reply.code == "not_found" and not self._shutting_down:
+                self.call_from_thread(self.notify, "Too late: this request was already decided elsewhere.",
+                                      severity="warning", markup=False)
+
+        future.add_done_callback(told)
 
     def _typed_during_guard(self, text: str) -> None:
         prompt = self.main.prompt

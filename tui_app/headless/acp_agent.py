@@ -44,9 +44,11 @@ from acp.schema import (
 
 from tui_app.headless.acp_client_io import ClientFiles, terminal_bash
 from tui_app.headless.acp_updates import AcpUpdates, diff_content, history_updates, locations_of, tool_kind, tool_title
+from tui_app.headless.request_forwarder import RequestForwarder
 from tui_app.headless.stream_json import vigil_version
-from tui_app.runtime.events import PermissionModeChanged, PermissionRequested, PermissionResolved
-from tui_app.runtime.permissions.broker import ApprovalAnswer
+from tui_app.runtime.agent import TurnResult
+from tui_app.runtime.commands import AnswerApproval, Interrupt, Refused, SetPermissionMode, SubmitPrompt
+from tui_app.runtime.events import PermissionRequested
 from tui_app.runtime.permissions.decision import PERMISSION_MODES
 
 MODES = {
@@ -103,7 +105,7 @@ class AcpSession:
     def __init__(self, session: Any, updates: AcpUpdates) -> None:
         self.session = session
         self.updates = updates
-        self.asking: dict[str, asyncio.Task[None]] = {}
+        self.forwarder: RequestForwarder | None = None
         self.prompt_lock = asyncio.Lock()
 
 
@@ -171,7 +173,8 @@ class VigilAcpAgent:
         state = AcpSession(session, updates)
         self._lend_client_io(state)
         session.subscribe(updates.on_event)
-        session.subscribe(lambda event: self._on_event(state, event))
+        state.forwarder = RequestForwarder(session.controller, lambda event: self._ask(state, event), client="acp")
+        session.subscribe(state.forwarder.on_event)
         updates.start()
         await session.start()
         self.sessions[session.id] = state
@@ -206,8 +209,7 @@ class VigilAcpAgent:
         if state.prompt_lock.locked():
             raise RequestError.invalid_request({"details": "a prompt is already running in this session"})
         async with state.prompt_lock:
-            text = prompt_text(prompt)
-            turn = await state.session.run_turn(text)
+            turn = await self._turn(state, prompt_text(prompt))
             await state.updates.drain()
         if turn.reason == "error":
             raise RequestError.internal_error({"details": turn.error or "the turn failed"})
@@ -216,32 +218,37 @@ class VigilAcpAgent:
             stop = state.updates.last_stop_reason
         return PromptResponse(stop_reason=stop)
 
+    async def _turn(self, state: AcpSession, text: str) -> TurnResult:
+        """A prompt through the session's port: a turn, or a command Vigil runs itself (its output
+        goes to the client as the agent's message)."""
+        from acp import text_block, update_agent_message
+
+        controller = state.session.controller
+        reply = await controller.handle(SubmitPrompt(text=text, client="acp"))
+        if isinstance(reply, Refused):
+            return TurnResult(turn_id="", reason="error", error=reply.message)
+        if reply.command is not None:
+            if reply.output:
+                state.updates.put(update_agent_message(text_block(reply.output)))
+            return TurnResult(turn_id="", reason="completed", text=reply.output or "")
+        work = await controller.wait_idle()
+        return work if isinstance(work, TurnResult) else TurnResult(turn_id="", reason="completed")
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         state = self.sessions.get(session_id)
         if state is not None:
-            state.session.interrupt("cancelled by the client")
+            await state.session.controller.handle(Interrupt(reason="cancelled by the client", client="acp"))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         state = self._state(session_id)
         if mode_id not in PERMISSION_MODES:
             raise RequestError.invalid_params({"details": f"unknown mode {mode_id!r}"})
-        previous = state.session.policy.mode
-        if previous != mode_id:
-            state.session.policy.mode = mode_id
-            state.session.emit(PermissionModeChanged(mode=mode_id, previous=previous))
+        await state.session.controller.handle(SetPermissionMode(mode=mode_id, client="acp"))
         return SetSessionModeResponse()
 
     # ---- permissions --------------------------------------------------------------------------
 
-    def _on_event(self, state: AcpSession, event: Any) -> None:
-        if isinstance(event, PermissionRequested) and event.interactive:
-            state.asking[event.request_id] = asyncio.ensure_future(self._ask(state, event))
-        elif isinstance(event, PermissionResolved) and event.request_id in state.asking:
-            task = state.asking.pop(event.request_id)
-            if not task.done():
-                task.cancel()  # a hook (or the interrupt) answered first
-
-    async def _ask(self, state: AcpSession, event: PermissionRequested) -> None:
+    async def _ask(self, state: AcpSession, event: PermissionRequested) -> AnswerApproval:
         session = state.session
         await state.updates.drain()  # the client knows the call (and its diff) before it is asked
         options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once")]
@@ -264,18 +271,16 @@ class VigilAcpAgent:
             reason = f"The client's permission request failed: {exc}"
         else:
             reason = ""
-        state.asking.pop(event.request_id, None)
+        base = {"request_id": event.request_id, "input_sha256": event.input_sha256}
         if isinstance(outcome, AllowedOutcome) and outcome.option_id in (ALLOW_ONCE, ALLOW_ALWAYS):
-            answer = ApprovalAnswer("allow", input_sha256=event.input_sha256, always=outcome.option_id == ALLOW_ALWAYS)
-        else:
-            # rejected, or the prompt was cancelled: ACP carries no message for the model
-            answer = ApprovalAnswer("deny", input_sha256=event.input_sha256, reason=reason)
-        session.broker.answer(event.request_id, answer)
+            return AnswerApproval(decision="allow", always=outcome.option_id == ALLOW_ALWAYS, **base)
+        # rejected, or the prompt was cancelled: ACP carries no message for the model
+        return AnswerApproval(decision="deny", reason=reason, **base)
 
     async def close(self) -> None:
         for state in self.sessions.values():
-            for task in state.asking.values():
-                task.cancel()
+            if state.forwarder is not None:
+                await state.forwarder.close()
             state.session.interrupt("the client went away")
             await state.updates.close()
             await state.session.close()

@@ -26,6 +26,7 @@ UNFINISHED = "The recording ends before this turn did (the session was cut short
 @dataclass
 class _Model:
     model: str = ""
+    provider: str = ""
 
 
 @dataclass
@@ -42,8 +43,16 @@ class RecordedSession:
     def model_name(self) -> str:
         return self.model.model
 
+    @property
+    def provider_name(self) -> str:
+        return self.model.provider
+
+    #: a replay prices nothing
+    base_url: str | None = None
+
     def started(self, event: SessionStarted) -> None:
-        self.cwd, self.permission_mode, self.model = event.cwd, event.permission_mode, _Model(event.model)
+        self.cwd, self.permission_mode = event.cwd, event.permission_mode
+        self.model = _Model(event.model, event.provider)
 
 
 def replay(session_id: str, fmt: OutputFormat = "text", out: IO[str] | None = None,
@@ -70,7 +79,7 @@ def _text(session_id: str, events: list[Any], out: IO[str]) -> None:
             verb = "resumed" if event.resumed_from else "started"
             out.write(f"Session {session_id} {verb} · {event.provider} {neutralize(event.model)} · "
                       f"{neutralize(event.cwd)}\n")
-        elif isinstance(event, AgentConnected):
+        elif isinstance(event, AgentConnected) and (event.capabilities is None or event.capabilities.own_tools):
             out.write(f"{neutralize(event.agent)} {neutralize(event.version)} · model {neutralize(event.model)} · "
                       f"its session {neutralize(event.agent_session_id)}\n")
         elif isinstance(event, TurnStarted):

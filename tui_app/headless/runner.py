@@ -12,9 +12,10 @@ import sys
 import time
 from typing import IO, Any
 
-from tui_app.agents.slash_commands import expand_prompt
 from tui_app.headless.stream_json import OutputFormat, Transcript
 from tui_app.headless.terminal import EXIT_OUTPUT_CLOSED
+from tui_app.runtime.agent import TurnResult
+from tui_app.runtime.commands import Refused, SubmitPrompt
 from tui_app.runtime.events import Warning
 from tui_app.runtime.log.eventlog import LOG_FAILED_CODE
 from tui_app.runtime.results.sanitize import neutralize
@@ -48,19 +49,24 @@ async def run_headless(session: Session, prompt: str, fmt: OutputFormat, out: IO
     session.subscribe(transcript.on_event)
     session.subscribe(stderr_warnings(fmt, err))
     began = time.perf_counter()
-    commands = session.services.get("slash_commands")
-    if commands is not None:  # `-p "/review src"` runs the custom command's prompt
-        prompt, _ = expand_prompt(prompt, commands)
     await session.start()
-    transcript.init_line()
+    transcript.init_line(session.controller.facts())
     try:
         if transcript.closed:
             await session.close("output closed")
             return EXIT_OUTPUT_CLOSED
-        turn = await session.run_turn(prompt)
+        # the prompt means what it means anywhere: `/compact`, a custom command, `!cmd`, or text
+        reply = await session.controller.handle(SubmitPrompt(text=prompt, client="cli"))
+        work = await session.controller.wait_idle()
     finally:
         if session.log is not None:  # not closed above
             await session.close()
+    if isinstance(work, TurnResult):
+        turn = work
+    elif isinstance(reply, Refused):
+        turn = TurnResult(turn_id="", reason="error", error=reply.message)
+    else:  # a local command: what it printed is the run's result
+        turn = TurnResult(turn_id="", reason="completed", text=reply.output or "")
     if session.log_failure is not None and turn.reason != "error":
         turn.reason = "error"
         turn.error = f"the session log could not be written ({session.log_failure})"

@@ -149,25 +149,22 @@ def prepare_options(args: argparse.Namespace, options: Any) -> Any:
     return options
 
 
-def apply_to_session(args: argparse.Namespace, session: Any) -> None:
-    """What the flags change in a built session: the system prompt, the tools shown, the effort."""
+def apply_to_options(args: argparse.Namespace, options: Any) -> Any:
+    """What the flags change in the session to build: the system prompt, the tools shown, the effort."""
+    from dataclasses import replace
+
+    system_prompt = args.system_prompt
     if args.system_prompt_file is not None:
         try:
             with open(args.system_prompt_file, encoding="utf-8") as handle:
-                session.system_prompt = handle.read()
+                system_prompt = handle.read()
         except OSError as exc:
             raise SdkSetupError(f"cannot read --system-prompt-file: {exc}") from None
-    elif args.system_prompt is not None:
-        session.system_prompt = args.system_prompt
-    if args.append_system_prompt:
-        session.system_prompt = f"{session.system_prompt}\n\n{args.append_system_prompt}".strip()
+    tools = None
     if args.tools is not None and args.tools.strip() != "default":
-        wanted = {t.strip() for t in args.tools.replace(" ", ",").split(",") if t.strip()}
-        for spec in session.registry.specs():
-            if spec.name not in wanted and not wanted & set(spec.aliases):
-                session.registry.hide(spec.name)
-    if args.effort and hasattr(session.hooks, "effort"):
-        session.hooks.effort = args.effort
+        tools = [t.strip() for t in args.tools.replace(" ", ",").split(",") if t.strip()]
+    return replace(options, system_prompt=system_prompt, append_system_prompt=args.append_system_prompt or "",
+                   tools=tools, effort=args.effort or None)
 
 
 def run_sdk(args: argparse.Namespace, options: Any) -> int:
@@ -178,8 +175,7 @@ def run_sdk(args: argparse.Namespace, options: Any) -> int:
 
     note_unsupported(args)
     try:
-        session = build_session(prepare_options(args, options))
-        apply_to_session(args, session)
+        session = build_session(apply_to_options(args, prepare_options(args, options)))
     except (SetupError, SdkSetupError) as exc:
         sys.stderr.write(f"vigil: {exc}\n")
         return 2

@@ -23,11 +23,10 @@ from typing import IO, Any
 
 from tui_app.headless.control_protocol import ControlChannel, line_writer, parse_line, read_lines
 from tui_app.headless.sdk_hooks import install_sdk_hooks
-from tui_app.headless.sdk_permissions import SdkPermissions
+from tui_app.headless.sdk_permissions import sdk_permissions
 from tui_app.headless.stream_json import CLAUDE_CODE_COMPAT_VERSION, Transcript, vigil_version
 from tui_app.runtime.agent import TurnResult
-from tui_app.runtime.events import PermissionModeChanged
-from tui_app.runtime.permissions.decision import PERMISSION_MODES
+from tui_app.runtime.commands import Interrupt, Refused, SetModel, SetPermissionMode, SetSystemPrompt, SubmitPrompt
 
 #: the Agent SDKs ask for session_state_changed frames with one of these variables
 STATE_ENV = ("CLAUDE_CODE_SDK_READS_SESSION_STATE", "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS")
@@ -111,9 +110,9 @@ class SdkServer:
         self.transcript = Transcript(session, "stream-json", out, partial=partial, hook_events=hook_events)
         self.state = SessionState(self.transcript)
         self.channel.on_waiting = self.state.waiting
-        self.permissions = SdkPermissions(session, self.channel) if prompt_tool == "stdio" else None
+        self.permissions = sdk_permissions(session, self.channel) if prompt_tool == "stdio" else None
         self.turns: asyncio.Queue[str | None] = asyncio.Queue()
-        self.initial_model = session.model.model
+        self.controller = session.controller
         self.last_error = False
 
     def warn(self, message: str) -> None:
@@ -133,7 +132,7 @@ class SdkServer:
                 if problem:
                     self.warn(problem)
                 elif message is not None:
-                    self._take(message)
+                    await self._take(message)  # in arrival order: initialize before the first turn
             self.channel.close()
             self.turns.put_nowait(None)
             await worker
@@ -148,12 +147,12 @@ class SdkServer:
 
     # ---- input --------------------------------------------------------------------------------
 
-    def _take(self, message: dict[str, Any]) -> None:
+    async def _take(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "control_response":
             self.channel.take_response(message)
         elif kind == "control_request":
-            self._control(message)
+            await self._control(message)
         elif kind == "user":
             text, dropped = prompt_text(message)
             if dropped:
@@ -164,7 +163,7 @@ class SdkServer:
                 self.warn("a user message with no text was ignored")
         # control_cancel_request, keep_alive and newer types: nothing Vigil runs for the SDK is long-lived
 
-    def _control(self, message: dict[str, Any]) -> None:
+    async def _control(self, message: dict[str, Any]) -> None:
         request_id = str(message.get("request_id") or "")
         request = message.get("request") if isinstance(message.get("request"), dict) else {}
         subtype = request.get("subtype")
@@ -173,59 +172,65 @@ class SdkServer:
             self.channel.respond_error(request_id, f"Vigil does not support the control request {subtype!r}")
             return
         try:
-            body = handler(request)
+            body = await handler(request)
         except Exception as exc:  # a request Vigil cannot carry out is answered, never fatal
             self.channel.respond_error(request_id, str(exc) or type(exc).__name__)
             return
         self.channel.respond(request_id, body)
 
+    async def _send(self, command: Any) -> Any:
+        """A command through the session's port; a refusal is the request's error."""
+        reply = await self.controller.handle(command)
+        if isinstance(reply, Refused):
+            raise ValueError(reply.message)
+        return reply
+
     # ---- control requests ---------------------------------------------------------------------
 
-    def _on_initialize(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _on_initialize(self, request: dict[str, Any]) -> dict[str, Any]:
         registered = install_sdk_hooks(self.session, self.channel, request.get("hooks"))
         system = request.get("systemPrompt")
-        if isinstance(system, list) and all(isinstance(s, str) for s in system):
-            self.session.system_prompt = "\n\n".join(system)
         append = request.get("appendSystemPrompt")
-        if isinstance(append, str) and append:
-            self.session.system_prompt = f"{self.session.system_prompt}\n\n{append}".strip()
+        text = "\n\n".join(system) if isinstance(system, list) and all(isinstance(s, str) for s in system) else None
+        if text is not None or (isinstance(append, str) and append):
+            await self._send(SetSystemPrompt(text=text, append=append if isinstance(append, str) else ""))
         if request.get("jsonSchema") is not None:
             self.warn("structured output (a JSON schema) is not supported; the turns answer in text")
-        model = self.session.model
+        facts = self.controller.facts()
         return {
-            "commands": [], "agents": [], "output_style": "default", "available_output_styles": ["default"],
-            "models": [{"value": model.model, "displayName": model.model,
-                        "description": f"{model.provider} model, run by Vigil"}],
-            "account": {"tokenSource": "none", "apiProvider": model.provider,
-                        "apiKeySource": "ANTHROPIC_API_KEY" if model.provider == "anthropic" else "none"},
+            "commands": [{"name": c.name, "description": c.description, "argumentHint": c.hint}
+                         for c in facts.slash_commands if c.headless],
+            "agents": [{"name": t.name, "description": t.description} for t in facts.agent_types],
+            "output_style": "default", "available_output_styles": ["default"],
+            "models": [{"value": facts.model, "displayName": facts.model,
+                        "description": f"{facts.provider} model, run by Vigil"}],
+            "account": {"tokenSource": "none", "apiProvider": facts.provider,
+                        "apiKeySource": "ANTHROPIC_API_KEY" if facts.provider == "anthropic" else "none"},
             "pid": os.getpid(), "claude_code_version": CLAUDE_CODE_COMPAT_VERSION, "vigil_version": vigil_version(),
-            "current_permission_mode": self.session.permission_mode, "hooks_applied": True,
+            "current_permission_mode": facts.permission_mode, "hooks_applied": True,
             "hook_on_failure_supported": True, "hooks_registered": registered, "session_state": self.state.state,
         }
 
-    def _on_interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.session.interrupt()
+    async def _on_interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
+        await self.controller.handle(Interrupt(client="sdk"))  # nothing running: nothing to do
         return {}
 
-    def _on_set_permission_mode(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _on_set_permission_mode(self, request: dict[str, Any]) -> dict[str, Any]:
         mode = request.get("mode")
-        if mode not in PERMISSION_MODES:
-            raise ValueError(f"unknown permission mode {mode!r} (Vigil has {', '.join(PERMISSION_MODES)})")
-        previous = self.session.policy.mode
-        if previous != mode:
-            self.session.policy.mode = mode
-            self.session.emit(PermissionModeChanged(mode=mode, previous=previous))
+        if not isinstance(mode, str):
+            raise ValueError(f"unknown permission mode {mode!r}")
+        await self._send(SetPermissionMode(mode=mode, client="sdk"))
         return {}
 
-    def _on_set_model(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _on_set_model(self, request: dict[str, Any]) -> dict[str, Any]:
         model = request.get("model")
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise ValueError(f"model must be a name or null, not {model!r}")
         # the next model step uses it; null goes back to the model the session started with
-        self.session.model.model = model.strip() if model else self.initial_model
+        await self._send(SetModel(model=model, client="sdk"))
         return {}
 
-    def _on_mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _on_mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"mcpServers": [dict(s) for s in self.transcript.mcp_servers]}
 
     # ---- turns --------------------------------------------------------------------------------
@@ -234,10 +239,10 @@ class SdkServer:
         while (prompt := await self.turns.get()) is not None:
             self.state.turn_running = True
             self.state.set("running")
-            self.transcript.init_line()
+            self.transcript.init_line(self.controller.facts())
             began = time.perf_counter()
             try:
-                turn = await self.session.run_turn(prompt)
+                turn = await self._prompt(prompt)
             except Exception as exc:  # a broken turn still ends in a result the SDK can read
                 turn = TurnResult(turn_id="", reason="error", error=f"{type(exc).__name__}: {exc}")
             result = self.transcript.result_object(turn, int((time.perf_counter() - began) * 1000))
@@ -245,6 +250,17 @@ class SdkServer:
             self.last_error = bool(result["is_error"])
             self.state.turn_running = False
             self.state.set("idle")
+
+
+    async def _prompt(self, prompt: str) -> TurnResult:
+        """One user message: a turn, or a command Vigil runs itself (`/compact` …), as in Claude Code."""
+        reply = await self.controller.handle(SubmitPrompt(text=prompt, client="sdk"))
+        work = await self.controller.wait_idle() if reply.ok and reply.command is None else None
+        if isinstance(work, TurnResult):
+            return work
+        if isinstance(reply, Refused):
+            return TurnResult(turn_id="", reason="error", error=reply.message)
+        return TurnResult(turn_id="", reason="completed", text=reply.output or "")
 
 
 async def run_sdk_mode(session: Any, *, prompt_tool: str | None, partial: bool, hook_events: bool,

@@ -1,10 +1,11 @@
 """Asks put to the Agent SDK's `can_use_tool` callback (`--permission-prompt-tool stdio`).
 
-The SDK is one more client of the ApprovalBroker: when a call needs asking, the broker registers
-the request and announces it (`PermissionRequested`); this bridge sends `can_use_tool` for it, and
-the SDK's answer goes back through `broker.answer` with the hash of exactly the input the SDK was
-shown, racing any PermissionRequest hook — the first answer wins. When a hook (or an interrupt)
-settles the request first, the SDK's pending request is withdrawn with `control_cancel_request`.
+The SDK is one more client of the session: when a call needs asking, the broker registers the
+request and announces it (`PermissionRequested`); this bridge sends `can_use_tool` for it, and the
+SDK's answer goes back through the session's port (AnswerApproval) with the hash of exactly the
+input the SDK was shown, racing any PermissionRequest hook — the first answer wins. When a hook (or
+an interrupt) settles the request first, the SDK's pending request is withdrawn with
+`control_cancel_request`.
 
 The answer in the SDK's words:
     {"behavior": "allow", "updatedInput": {…}, "updatedPermissions": [...]}  — an edited input is
@@ -15,17 +16,13 @@ The answer in the SDK's words:
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tui_app.headless.control_protocol import ControlChannel, ControlError
-from tui_app.runtime.events import PermissionRequested, PermissionResolved, Warning
-from tui_app.runtime.permissions.broker import ApprovalAnswer
-
-
-def _rule_obj(rule: str) -> dict[str, str]:
-    name, _, rest = rule.partition("(")
-    return {"toolName": name, "ruleContent": rest[:-1]} if rest else {"toolName": name}
+from tui_app.headless.request_forwarder import RequestForwarder
+from tui_app.runtime.approval_stage import rule_object as _rule_obj
+from tui_app.runtime.commands import AnswerApproval
+from tui_app.runtime.events import PermissionRequested, Warning
 
 
 def permission_suggestions(event: PermissionRequested) -> list[dict[str, Any]]:
@@ -46,54 +43,34 @@ def can_use_tool_request(event: PermissionRequested) -> dict[str, Any]:
     return request
 
 
-def answer_from(response: dict[str, Any], event: PermissionRequested) -> ApprovalAnswer:
-    """The SDK's answer as the broker's; anything but a well-formed allow is a deny."""
+def answer_from(response: dict[str, Any], event: PermissionRequested) -> AnswerApproval:
+    """The SDK's answer as a command of the port; anything but a well-formed allow is a deny."""
+    base = {"request_id": event.request_id, "input_sha256": event.input_sha256}
     if response.get("behavior") == "allow":
         edited = response.get("updatedInput")
         updates = response.get("updatedPermissions")
-        return ApprovalAnswer(
-            "allow", input_sha256=event.input_sha256,
+        return AnswerApproval(
+            decision="allow", **base,
             # the SDK echoes the input it was shown: only a different one is an edit
             updated_input=edited if isinstance(edited, dict) and edited != event.input else None,
-            updated_permissions=tuple(u for u in updates if isinstance(u, dict)) if isinstance(updates, list) else ())
+            updated_permissions=[u for u in updates if isinstance(u, dict)] if isinstance(updates, list) else [])
     message = response.get("message")
     feedback = message.strip() if isinstance(message, str) and message.strip() else None
     if response.get("behavior") != "deny":
         feedback = f"The permission prompt gave an answer Vigil cannot read: {response!r:.200}"
-    return ApprovalAnswer("deny", input_sha256=event.input_sha256, feedback=feedback,
-                          interrupt=response.get("interrupt") is True)
+    return AnswerApproval(decision="deny", **base, feedback=feedback, interrupt=response.get("interrupt") is True)
 
 
-class SdkPermissions:
-    """Subscribed to the session: forwards each ask to the SDK and its answer to the broker."""
+def sdk_permissions(session: Any, channel: ControlChannel) -> RequestForwarder:
+    """Forwards each ask to the SDK (`can_use_tool`) and its answer to the session."""
 
-    def __init__(self, session: Any, channel: ControlChannel) -> None:
-        self.session = session
-        self.channel = channel
-        self._asking: dict[str, asyncio.Task[None]] = {}
-
-    def on_event(self, event: Any) -> None:
-        if isinstance(event, PermissionRequested) and event.interactive:
-            self._asking[event.request_id] = asyncio.ensure_future(self._ask(event))
-        elif isinstance(event, PermissionResolved) and event.request_id in self._asking:
-            task = self._asking.pop(event.request_id)
-            if not task.done():
-                task.cancel()  # settled without the SDK: its request is withdrawn
-
-    async def _ask(self, event: PermissionRequested) -> None:
+    async def ask(event: PermissionRequested) -> AnswerApproval:
         try:
-            response = await self.channel.request(can_use_tool_request(event))
-            answer = answer_from(response, event)
+            return answer_from(await channel.request(can_use_tool_request(event)), event)
         except ControlError as exc:
-            self.session.emit(Warning(call_id=event.call_id, code="permission_prompt_failed",
-                                      message=f"The SDK's permission prompt failed: {exc}"))
-            answer = ApprovalAnswer("deny", input_sha256=event.input_sha256,
-                                    feedback=f"The permission prompt failed ({exc}), so the call was not run.")
-        self._asking.pop(event.request_id, None)
-        self.session.broker.answer(event.request_id, answer)
+            session.emit(Warning(call_id=event.call_id, code="permission_prompt_failed",
+                                 message=f"The SDK's permission prompt failed: {exc}"))
+            return AnswerApproval(request_id=event.request_id, decision="deny", input_sha256=event.input_sha256,
+                                  feedback=f"The permission prompt failed ({exc}), so the call was not run.")
 
-    async def close(self) -> None:
-        tasks = list(self._asking.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    return RequestForwarder(session.controller, ask, client="sdk")

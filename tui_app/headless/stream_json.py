@@ -26,8 +26,10 @@ from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.events import (
     AssistantText,
     AssistantThinking,
+    CompactionStarted,
     ConversationCompacted,
     HookRun,
+    LocalCommandRan,
     McpServerStatus,
     ModelRetry,
     ModelStepEnded,
@@ -38,7 +40,9 @@ from tui_app.runtime.events import (
     ToolCallError,
     ToolCallRequested,
     ToolCallResult,
+    Warning,
 )
+from tui_app.runtime.log.conversation import continuation_text
 from tui_app.runtime.messages import content_text, thinking_text
 from tui_app.runtime.results.sanitize import neutralize
 
@@ -140,8 +144,7 @@ class Transcript:
     on_closed: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
-        model = self.session.model
-        self._usage = UsageReport(getattr(model, "provider", ""), getattr(model, "base_url", None))
+        self._usage = UsageReport(self.session.provider_name, self.session.base_url)
         if self.partial:
             self._stream = PartialStream(self._stream_line)
 
@@ -166,15 +169,19 @@ class Transcript:
                 obj = {**obj, "parent_tool_use_id": self.parent_tool_use_id}
             self.write({**obj, "session_id": self.session.id, "uuid": new_uuid()})
 
-    def init_line(self) -> None:
-        model = self.session.model
+    def init_line(self, facts: Any = None) -> None:
+        """`system/init`; `facts` (the session's SessionFacts) name its commands, agents, skills and
+        plugins (a replay, which has none, lists none)."""
         self.line({
             "type": "system", "subtype": "init", "cwd": self.session.cwd,
             "tools": [t.name for t in self.session.tool_menu], "mcp_servers": self.mcp_servers,
-            "model": self.session.model_name, "permissionMode": self.session.permission_mode, "slash_commands": [],
-            "apiKeySource": "ANTHROPIC_API_KEY" if getattr(model, "provider", "") == "anthropic" else "none",
+            "model": self.session.model_name, "permissionMode": self.session.permission_mode,
+            # what a prompt of this run may start with: Claude Code lists the commands it runs headless
+            "slash_commands": [c.name for c in facts.slash_commands if c.headless] if facts else [],
+            "apiKeySource": "ANTHROPIC_API_KEY" if self.session.provider_name == "anthropic" else "none",
             "claude_code_version": CLAUDE_CODE_COMPAT_VERSION, "vigil_version": vigil_version(),
-            "output_style": "default", "agents": [], "skills": [], "plugins": [],
+            "output_style": "default", "agents": [t.name for t in facts.agent_types] if facts else [],
+            "skills": list(facts.skills) if facts else [], "plugins": list(facts.plugins) if facts else [],
         })
 
     def on_event(self, event: Any) -> None:
@@ -224,10 +231,47 @@ class Transcript:
             self._user_lines()
         elif isinstance(event, HookRun) and self.hook_events:
             self._hook_line(event)
+        elif isinstance(event, CompactionStarted):
+            self.line({"type": "system", "subtype": "status", "status": "compacting"})
         elif isinstance(event, ConversationCompacted) and event.trigger != "clear":
-            # Claude Code's line for the same moment
-            self.line({"type": "system", "subtype": "compact_boundary",
-                       "compact_metadata": {"trigger": event.trigger, "pre_tokens": event.tokens_before}})
+            self._compacted(event)
+        elif isinstance(event, ConversationCompacted):
+            self.line({"type": "conversation_reset", "new_conversation_id": new_uuid(), "trigger": "clear",
+                       "user_message_uuid": new_uuid()})
+        elif isinstance(event, Warning) and event.code == "compaction_failed":
+            self.line({"type": "system", "subtype": "status", "status": None, "compact_result": "failed",
+                       "compact_error": event.message})
+        elif isinstance(event, LocalCommandRan):
+            self._local_command(event)
+
+    def _compacted(self, event: ConversationCompacted) -> None:
+        """Claude Code's lines for a compaction: the status, the boundary, the continuation the model
+        reads from here on, and (asked for with /compact) the command's stdout."""
+        self.line({"type": "system", "subtype": "status", "status": None, "compact_result": "success"})
+        self.line({"type": "system", "subtype": "compact_boundary", "compact_metadata": {
+            "trigger": event.trigger, "pre_tokens": event.tokens_before, "post_tokens": event.tokens_after,
+            "duration_ms": event.duration_ms}})
+        self.line({"type": "user", "message": {"role": "user", "content": continuation_text(event.summary)},
+                   "parent_tool_use_id": None, "isSynthetic": True, "isReplay": False,
+                   "timestamp": timestamp(event.ts)})
+        if event.trigger == "manual":
+            self.line({"type": "user", "message": {"role": "user", "content": (
+                "<local-command-stdout>Compacted </local-command-stdout>")}, "parent_tool_use_id": None,
+                "isReplay": True, "timestamp": timestamp(event.ts)})
+
+    def _local_command(self, event: LocalCommandRan) -> None:
+        """A command Vigil ran itself, as Claude Code writes one of its local commands' output."""
+        tag = "local-command-stderr" if event.stream == "stderr" else "local-command-stdout"
+        line: dict[str, Any] = {
+            "type": "assistant", "message": {
+                "id": f"msg_vigil_{secrets.token_hex(12)}", "type": "message", "role": "assistant",
+                "content": [{"type": "text", "text": event.output}], "model": "<synthetic>", "stop_reason": None,
+                "stop_sequence": None, "usage": anthropic_usage({})},
+            "parent_tool_use_id": None, "local_command_source": f"<{tag}>{event.output}</{tag}>",
+            "local_command_run": {"command": event.command, "args": event.args}, "timestamp": timestamp(event.ts)}
+        if event.outcome != "ok":
+            line["local_command_outcome"] = {"kind": event.outcome}
+        self.line(line)
 
     def _subagent_event(self, agent_id: str, event: Any) -> None:
         child = self.subagents.get(agent_id)
@@ -298,6 +342,11 @@ class Transcript:
 
     def _stream_line(self, event: dict[str, Any]) -> None:
         self.line({"type": "stream_event", "event": event, "parent_tool_use_id": None})
+
+    def local_result(self, text: str, duration_ms: int, failed: bool = False) -> dict[str, Any]:
+        """The result of a run whose prompt was a local command (no model was asked)."""
+        return self.result_object(TurnResult(turn_id="", reason="error" if failed else "completed", text=text,
+                                             error=text if failed else None), duration_ms)
 
     def result_object(self, turn: TurnResult, duration_ms: int) -> dict[str, Any]:
         subtype = {"completed": "success", "stopped": "success", "max_turns": "error_max_turns"}.get(

@@ -107,7 +107,7 @@ class McpManager:
     async def astart(self, session: Session) -> None:
         """Connect every server (concurrently, each within the startup timeout) and register tools."""
         self.session = session
-        self.supports_images = bool(getattr(session.model, "supports_images", False))
+        self.supports_images = bool(getattr(getattr(session, "model", None), "supports_images", False))
         for problem in self.config.file_problems:
             self._warn("mcp_config_invalid", str(problem), problem)
         for problem in self.config.unset:

@@ -23,7 +23,6 @@ from tui_app.runtime.hooks.runner import PermissionHookAnswer
 from tui_app.runtime.outcome import CallEnded, project_exception
 from tui_app.runtime.permissions.broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest, input_sha256
 from tui_app.runtime.permissions.decision import PermissionDecision, PermissionQuery, combine_with_hook
-from tui_app.runtime.permissions.updates import apply_update
 from tui_app.runtime.results.sanitize import neutralize_display, reveal_controls
 
 
@@ -71,7 +70,7 @@ async def approve(state: CallState, decision: PermissionDecision, with_hooks: bo
     hook = None
     if with_hooks and env.hooks.has_permission_request_hooks(spec.name):
         async def hook() -> ApprovalAnswer | None:
-            suggestions = [{"type": "addRules", "rules": [_rule_obj(r) for r in decision.suggested_rules],
+            suggestions = [{"type": "addRules", "rules": [rule_object(r) for r in decision.suggested_rules],
                             "behavior": "allow", "destination": "localSettings"}] if decision.suggested_rules else []
             answer = await env.hooks.permission_request(hook_call(state), suggestions)
             if answer is None or (answer.behavior == "allow" and spec.permission.always_ask):
@@ -100,7 +99,8 @@ def _session_info(state: CallState) -> dict[str, Any]:
             "permission_mode": env.policy.mode}
 
 
-def _rule_obj(rule: str) -> dict[str, Any]:
+def rule_object(rule: str) -> dict[str, Any]:
+    """A rule in the shape of Claude Code's permission suggestions (`toolName`, `ruleContent`)."""
     name, _, rest = rule.partition("(")
     return {"toolName": name, "ruleContent": rest[:-1]} if rest else {"toolName": name}
 
@@ -120,14 +120,16 @@ async def settle_answer(state: CallState, request: ApprovalRequest, answer: Appr
     if answer.decision == "allow" and answer.updated_input is not None:
         recheck = await _rewrite_approved(state, request, answer)
     saved: list[str] = []
+    writes = env.writer()
     if answer.decision == "allow" and answer.always:
-        saved = env.policy.add_rules("allow", list(answer.rules or request.suggested_rules), answer.destination)
+        saved = writes.add_rules("allow", list(answer.rules or request.suggested_rules), answer.destination,
+                                 client=answer.client)[0]
     for update in answer.updated_permissions:
-        saved += apply_update(env.policy, env.emit, update)
+        saved += writes.apply_update(update)
     env.emit(PermissionResolved(
         turn_id=env.turn_id, call_id=state.call.id, request_id=request.request_id, decision=answer.decision,
         decided_by=answer.decided_by, reason=answer.reason, saved_rules=saved, feedback=answer.feedback,
-        wait_ms=state.wait_ms,
+        wait_ms=state.wait_ms, client=answer.client,
     ))
     if answer.decision == "deny":
         raise denial(spec, answer)

@@ -18,6 +18,7 @@ from tui_app.runtime.hooks.runner import HookCall, HookRunner
 from tui_app.runtime.outcome import CallEnded, project_exception, tool_use_error
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import PermissionPolicy
+from tui_app.runtime.permissions.updates import SessionWrites
 from tui_app.runtime.registry import ToolRegistry
 from tui_app.runtime.results.serialize import ArtifactSink
 from tui_app.runtime.timeouts import RUNTIME_DEFAULT_TIMEOUT_MS, ResolvedTimeout
@@ -55,6 +56,11 @@ class CallEnv:
     runtime_default_timeout_ms: int = RUNTIME_DEFAULT_TIMEOUT_MS
     #: False once the session's log failed: no tool is started that could not be recorded
     can_record: Callable[[], bool] = lambda: True
+    #: the session's one writer of its mode, rules and directories (None: a bare env of a test)
+    writes: SessionWrites | None = None
+
+    def writer(self) -> SessionWrites:
+        return self.writes if self.writes is not None else SessionWrites(self.policy, self.emit)
 
     @property
     def artifacts(self) -> ArtifactSink | None:

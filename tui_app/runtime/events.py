@@ -44,6 +44,42 @@ class _Event(BaseModel):
     #: the subagent an event belongs to (None: the session's own agent); not written when None,
     #: so the events of a session without subagents are stored exactly as before
     agent_id: str | None = Field(default=None, exclude_if=_is_none)
+    #: the client whose command made this happen ("tui", "cli", "sdk", "acp", "host:3" …; None: the
+    #: session itself, a hook or the agent); not written when None
+    client: str | None = Field(default=None, exclude_if=_is_none)
+
+
+class AgentCapabilities(BaseModel):
+    """What an agent can do, as data: clients read it from AgentConnected (and facts()) instead of
+    probing the agent object. Every flag defaults to what an agent that offers nothing has."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    #: the agent shows its model its own tools (Vigil's tool menu is not sent anywhere)
+    own_tools: bool = False
+    #: it connects its own MCP servers
+    own_mcp: bool = False
+    #: it runs the hooks of Claude Code's settings files itself (Vigil then runs only its own)
+    runs_claude_hooks: bool = False
+    #: its slash commands are its own (Vigil's built-in commands that are the agent's: /compact …)
+    own_commands: bool = False
+    #: modes of its own beside Vigil's permission modes (ACP's session modes)
+    agent_modes: bool = False
+    #: `SetModel` works (and from when: the next request, or a restart)
+    set_model: bool = False
+    #: `Compact` and `Clear` work on its conversation
+    compact: bool = False
+    clear: bool = False
+    #: `AddMemoryNote` reaches its system prompt
+    memory_notes: bool = False
+    #: `RunShell`'s output reaches its next request
+    shell: bool = False
+    #: `ReconnectMcp` works
+    mcp_reconnect: bool = False
+    #: `SetSystemPrompt` works
+    system_prompt: bool = False
+    #: subagents of Vigil's own (the Agent tool)
+    subagents: bool = False
 
 
 # ---- session ---------------------------------------------------------------------------------
@@ -105,16 +141,56 @@ class PermissionModeChanged(_Event):
 
 
 class AgentConnected(_Event):
-    """An external agent reported itself: its version, model, tools, and its own session id
-    (what `--resume` hands back to it). A new one whenever any of that changes."""
+    """The session's agent reported itself: its name, version, model, what it can do, tools, and
+    an external agent's own session id (what `--resume` hands back to it). A new one whenever any
+    of that changes."""
 
     type: Literal["AgentConnected"] = "AgentConnected"
     agent: str
+    #: its name in sentences ("Claude Code")
+    label: str = ""
     version: str = ""
     agent_session_id: str = ""
     model: str = ""
+    provider: str = ""
     tools: list[str] = Field(default_factory=list)
     pid: int | None = None
+    capabilities: AgentCapabilities | None = None
+
+
+class ModelChanged(_Event):
+    """The session's model changed (`/model`, the settings screen, an SDK's set_model)."""
+
+    type: Literal["ModelChanged"] = "ModelChanged"
+    model: str
+    previous: str = ""
+
+
+class RulesChanged(_Event):
+    """Permission rules were added or removed (always allow, the settings screen, a hook's
+    updatedPermissions, a client's EditRule): what changed and where it was saved."""
+
+    type: Literal["RulesChanged"] = "RulesChanged"
+    behavior: str
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    #: the destination the change went to: session, localSettings, … or a settings file's path
+    destination: str = "session"
+    #: the file it was saved to (None: this session only)
+    path: str | None = None
+
+
+class LocalCommandRan(_Event):
+    """A slash command Vigil ran itself, without a model call (`/cost`, `/model`, `/mode` …, and
+    headless `/compact` around its ConversationCompacted): what it printed."""
+
+    type: Literal["LocalCommandRan"] = "LocalCommandRan"
+    command: str
+    args: str = ""
+    output: str = ""
+    stream: Literal["stdout", "stderr"] = "stdout"
+    #: "ok"; "unavailable_headless": a command of the screen asked for without one; "failed"
+    outcome: Literal["ok", "unavailable_headless", "failed"] = "ok"
 
 
 class AgentMode(BaseModel):
@@ -440,6 +516,15 @@ class UserQuestionAnswered(_Event):
 
 # ---- the built-in agent: compaction, memory files, subagents, plan approval --------------------
 
+class CompactionStarted(_Event):
+    """The model was asked for a summary of the conversation (ConversationCompacted follows, or a
+    `compaction_failed` warning)."""
+
+    type: Literal["CompactionStarted"] = "CompactionStarted"
+    trigger: Literal["auto", "manual"] = "manual"
+    instructions: str = ""
+
+
 class ConversationCompacted(_Event):
     """The conversation up to `boundary_seq` is replaced by `summary` from here on (for the model,
     for `--resume`); the log keeps every event, so the screen and replay still show them all. An
@@ -455,6 +540,7 @@ class ConversationCompacted(_Event):
     tokens_after: int = 0
     #: what the summary request cost
     usage: dict[str, int] = Field(default_factory=dict)
+    duration_ms: int = 0
 
 
 class MemoryLoaded(_Event):
@@ -500,12 +586,13 @@ class PlanApprovalAsked(_Event):
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
     | AgentConnected | AgentModeChanged | AgentCommandsChanged | SandboxStatus | WorkingDirectoriesChanged
+    | ModelChanged | RulesChanged | LocalCommandRan
     | TurnStarted | UserMessage | ModelStepStarted | AssistantTextDelta | AssistantText
     | AssistantThinkingDelta | AssistantThinking | ModelRetry | ModelStepEnded | TurnEnded
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun
     | ToolCallStarted | ToolCallProgress | ToolCallResult | ToolCallError | ToolBatchComplete
     | ArtifactPersisted | FileChangedExternally | TodoUpdated | UserQuestionAsked | UserQuestionAnswered
-    | ConversationCompacted | MemoryLoaded | SubagentStarted | SubagentEnded | PlanApprovalAsked,
+    | CompactionStarted | ConversationCompacted | MemoryLoaded | SubagentStarted | SubagentEnded | PlanApprovalAsked,
     Field(discriminator="type"),
 ]
 

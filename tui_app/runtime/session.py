@@ -1,8 +1,9 @@
-"""A session: one conversation, its tools and services, its event log, its turns.
+"""A session: one conversation, its agent, its tools and services, its event log, its turns.
 
 The session stamps every event (seq, session id, time), writes it to the log, folds it into the
 conversation, and hands it to subscribers (the TUI bridge, the headless printer, tests). It runs on
-one asyncio loop; `interrupt()` may be called from any thread.
+one asyncio loop; `interrupt()` may be called from any thread. Clients do not call it: they send
+commands to its `controller` (the session port, docs/architecture.md) and read its events.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tui_app.runtime.agent import AgentDriver, TurnResult, TurnRunner
+from tui_app.runtime.agent import Agent, TurnResult
+from tui_app.runtime.controller import SessionController, SessionProfile
 from tui_app.runtime.events import SessionEnded, SessionStarted, ToolMenu, UserMessage, Warning
 from tui_app.runtime.executor import TurnControl
 from tui_app.runtime.files.atomic import sweep_interrupted_writes
@@ -26,7 +29,6 @@ from tui_app.runtime.log.conversation import ConversationBuilder
 from tui_app.runtime.log.eventlog import LOG_FAILED_CODE, EventLogWriter, failure_reason, read_events
 from tui_app.runtime.log.paths import events_path
 from tui_app.runtime.messages import ToolDefinition
-from tui_app.runtime.model import ModelClient
 from tui_app.runtime.permissions.broker import ApprovalBroker
 from tui_app.runtime.permissions.decision import ModePolicy, PermissionPolicy
 from tui_app.runtime.pipeline import CallEnv
@@ -52,8 +54,7 @@ class Session:
         self,
         *,
         cwd: str,
-        model: ModelClient | None,
-        agent: TurnRunner,
+        agent: Agent,
         registry: ToolRegistry,
         policy: PermissionPolicy | None = None,
         hooks: HookRunner | None = None,
@@ -62,22 +63,18 @@ class Session:
         log_path: str | Path | None = None,
         persist: bool = True,
         services: dict[str, Any] | None = None,
-        system_prompt: str = "",
         max_steps: int | None = None,
         early_execution: bool = True,
+        profile: SessionProfile | None = None,
     ) -> None:
         self.id = session_id or new_session_id()
         self.cwd = str(cwd)
-        self.model = model
         self.agent = agent
-        #: an external agent (DESIGN §11) names the session's provider and model and owns a process
-        self.driver: AgentDriver | None = agent if isinstance(agent, AgentDriver) else None
         self.registry = registry
         self.policy: PermissionPolicy = policy or ModePolicy()
         self.hooks: HookRunner = hooks or NoHooks()
         self.broker = broker or ApprovalBroker(interactive=False)
         self.services: dict[str, Any] = dict(services or {})
-        self.system_prompt = system_prompt
         self.max_steps = max_steps
         self.max_concurrency = max_concurrency_from_env()
         self.early_execution = early_execution
@@ -99,6 +96,12 @@ class Session:
         self.log_failure: str | None = None
         self.lock = SessionLock(self.log_path, self.id) if self.log_path is not None else None
         self._resume_warnings: list[str] | None = None
+        #: the client whose prompt the running turn answers (stamped on its TurnStarted)
+        self.turn_client: str | None = None
+        #: the session port: every client's commands go through it
+        self.controller = SessionController(self, profile)
+        # the tools that change the mode (ExitPlanMode) write through the controller too
+        self.services.setdefault("permission_mode", self.controller.writes)
 
     # ---- events -------------------------------------------------------------------------------
 
@@ -115,6 +118,7 @@ class Session:
         if not event.ephemeral:
             self._write(event)
             self.conversation.feed(event)
+            self.controller.observe(event)
         for subscriber in tuple(self._subscribers):
             subscriber(event)
         return event
@@ -156,17 +160,27 @@ class Session:
 
     @property
     def provider_name(self) -> str:
-        return self.driver.name if self.driver is not None else getattr(self.model, "provider", "")
+        return self.agent.provider
 
     @property
     def model_name(self) -> str:
-        return self.driver.model if self.driver is not None else getattr(self.model, "model", "")
+        return self.agent.model
+
+    @property
+    def base_url(self) -> str | None:
+        return self.agent.base_url
+
+    @property
+    def turns(self) -> int:
+        """Turns run so far (the next one is `turn-{turns + 1}`)."""
+        return self._turns
 
     def call_env(self, turn_id: str | None) -> CallEnv:
         return CallEnv(
             session_id=self.id, cwd=self.cwd, registry=self.registry, policy=self.policy, hooks=self.hooks,
             broker=self.broker, emit=self.emit, services=self.services,
             transcript_path=str(self.log_path or ""), turn_id=turn_id, can_record=self.can_record,
+            writes=self.controller.writes,
         )
 
     def hook_session_info(self) -> dict[str, Any]:
@@ -212,10 +226,11 @@ class Session:
                 self.log_errors += 1
                 self._log_failed(exc)
         resumed = resumed or self._resume_warnings is not None
+        agent = self.agent
         self.emit(SessionStarted(cwd=self.cwd, provider=self.provider_name, model=self.model_name,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
                                  resumed_from=self.id if resumed else None, title=title,
-                                 agent=self.driver.name if self.driver is not None else None))
+                                 agent=agent.name if agent.capabilities.own_tools else None))
         for message in self._resume_warnings or ():
             self.emit(Warning(code="log_line_skipped", message=message))
         for temp in sweep_interrupted_writes():
@@ -225,10 +240,7 @@ class Session:
         for event in self.startup_events:
             self.emit(event)
         await self._start_services()
-        if self.driver is None:
-            self.refresh_tool_menu()
-        else:  # an external agent shows its model its own tools; Vigil's menu is not sent anywhere
-            await self.driver.astart(self)
+        await agent.astart(self)
         context = await self.hooks.session_start(self.hook_session_info(), "resume" if resumed else "startup")
         for text in context:  # SessionStart hooks' output is context for the model
             self.emit(UserMessage(text=text, source="hook"))
@@ -252,20 +264,33 @@ class Session:
         self.emit(ToolMenu(tools=tools, sha256=digest))
         return True
 
-    async def run_turn(self, prompt: str) -> TurnResult:
+    async def run_turn(self, prompt: str, client: str | None = None) -> TurnResult:
         if self._control is not None:
             raise RuntimeError("a turn is already running")
         if self.log_failure is not None:
             return TurnResult(turn_id=f"turn-{self._turns + 1}", reason="error",
                               error=f"The session log cannot be written ({self.log_failure}), so no turn is run.")
         self._turns += 1
-        control = self._control = TurnControl()
+        self.turn_client = client
         try:
-            return await self.agent(self, prompt, control, f"turn-{self._turns}")
+            with self.hold(TurnControl()) as control:
+                return await self.agent.run_turn(self, prompt, control, f"turn-{self._turns}")
         finally:
-            self._control = None
+            self.turn_client = None
             if self.log is not None:
                 self.log.sync()
+
+    @contextmanager
+    def hold(self, control: TurnControl) -> Iterator[TurnControl]:
+        """Hold the session with `control` the way a turn does (a compaction, a `!` command): Esc
+        and closing the session interrupt it; nothing else may start meanwhile."""
+        if self._control is not None:
+            raise RuntimeError("the session is busy")
+        self._control = control
+        try:
+            yield control
+        finally:
+            self._control = None
 
     @property
     def busy(self) -> bool:
@@ -282,7 +307,7 @@ class Session:
             loop.call_soon_threadsafe(control.abort, reason)
 
     async def close(self, reason: str = "exit") -> None:
-        closers = [s for s in (*self.services.values(), self.model, self.driver) if hasattr(s, "aclose")]
+        closers = [s for s in (*self.services.values(), self.agent) if hasattr(s, "aclose")]
         # the log ends with SessionEnded even when a signal or a cancellation cuts the closing
         # short (a service still stopping its processes: the reaper ends what is left)
         try:

@@ -93,12 +93,13 @@ async def ask_user_question(args: AskUserQuestionInput, ctx: ToolContext) -> Raw
         emit(UserQuestionAnswered(call_id=ctx.call_id, request_id=request.request_id, outcome="cancelled"))
         raise
     if reply.answers is None:
-        emit(UserQuestionAnswered(call_id=ctx.call_id, request_id=request.request_id, outcome="declined"))
+        emit(UserQuestionAnswered(call_id=ctx.call_id, request_id=request.request_id, outcome="declined",
+                                  client=reply.client))
         raise ToolFailure("The user declined to answer the questions. Do not guess: wait for the user to say how "
                           "to proceed.", code="user_denied", retryable=False)
     answers = {q["question"]: reply.answers.get(q["question"], "(no answer)") for q in questions}
     answers.update({k: v for k, v in reply.answers.items() if k not in answers})
-    emit(UserQuestionAnswered(call_id=ctx.call_id, request_id=request.request_id, answers=answers))
+    emit(UserQuestionAnswered(call_id=ctx.call_id, request_id=request.request_id, answers=answers, client=reply.client))
     text = answers_text(answers)
     return RawResult(output={"questions": questions, "answers": answers}, text=text,
                      display=TextDisplay(title="Answers", text="\n".join(f"{q} → {a}" for q, a in answers.items())))

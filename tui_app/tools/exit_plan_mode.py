@@ -86,13 +86,13 @@ async def exit_plan_mode(args: ExitPlanModeInput, ctx: ToolContext) -> RawResult
     decision = answers.get("decision") if answers.get("decision") in DECISIONS else "keep"
     feedback = (answers.get("feedback") or "").strip()
     emit(UserQuestionAnswered(call_id=ctx.call_id, request_id=request.request_id,
-                              outcome="answered" if reply.answers is not None else "declined",
+                              outcome="answered" if reply.answers is not None else "declined", client=reply.client,
                               answers={"decision": decision, **({"feedback": feedback} if feedback else {})}))
     if decision == "keep":
         said = f" The user said: {feedback}" if feedback else " Wait for the user to say what to change."
         raise ToolFailure(f"The user did not approve the plan and wants you to keep planning (the session stays in "
                           f"plan mode).{said}", code="user_denied", retryable=False, display=display)
-    _switch(ctx).set(decision)
+    _switch(ctx).set_mode(decision)
     text = APPROVED.format(mode=decision)
     if feedback:
         text += f" The user added: {feedback}"

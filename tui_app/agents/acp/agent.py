@@ -36,6 +36,7 @@ from tui_app.agents.acp.updates import UpdateTranslator
 from tui_app.agents.driver import INTERRUPTED_MESSAGE, ExternalAgent, TurnOutcome
 from tui_app.agents.process import AgentProcess, AgentStartError, agent_env
 from tui_app.runtime.events import (
+    AgentCapabilities,
     AgentCommand,
     AgentCommandsChanged,
     AgentConnected,
@@ -68,8 +69,10 @@ class AcpAgent(ExternalAgent):
         self.config = config
         #: settings of `agents` that could not be used (said when the session starts)
         self.problems = list(problems or ())
-        #: Claude Code inside runs the .claude settings' hooks itself: Vigil runs only its own
-        self.runs_claude_hooks = config.runs_claude_hooks
+        #: its own modes; Claude Code inside runs the .claude settings' hooks itself (Vigil then runs
+        #: only its own)
+        self.capabilities = AgentCapabilities(own_tools=True, own_mcp=True, own_commands=True, shell=True,
+                                              agent_modes=True, runs_claude_hooks=config.runs_claude_hooks)
         self.name = config.name
         self.label = config.label or config.name
         self.proc: AgentProcess | None = None
@@ -80,7 +83,6 @@ class AcpAgent(ExternalAgent):
         self.init: Any = None
         self.modes: list[AgentMode] = []
         self.mode_id: str | None = None
-        self.commands: list[AgentCommand] = []
         self.control: TurnControl | None = None
         self.aborting = False
         #: the user's words on calls they denied (ACP's answer has no room for them): sent with the next prompt
@@ -165,8 +167,9 @@ class AcpAgent(ExternalAgent):
         self._modes_offered(getattr(response, "modes", None))
         await self._choose_model(conn, getattr(response, "config_options", None) or [])
         info = getattr(self.init, "agent_info", None)
-        session.emit(AgentConnected(agent=self.name, version=str(getattr(info, "version", "") or ""),
+        session.emit(AgentConnected(agent=self.name, label=self.label, version=str(getattr(info, "version", "") or ""),
                                     agent_session_id=self.acp_session_id or "", model=self.model,
+                                    provider=self.provider, capabilities=self.capabilities,
                                     pid=self.proc.pid if self.proc else None))
         await self._ask_first()
 
@@ -296,8 +299,8 @@ class AcpAgent(ExternalAgent):
             if root is not None and isinstance(getattr(root, "hint", None), str):
                 hint = root.hint
             found.append(AgentCommand(name=command.name, description=command.description or "", hint=hint))
-        if found != self.commands:
-            self.commands = found
+        if found != self.agent_commands:
+            self.agent_commands = found
             self.session.emit(AgentCommandsChanged(agent=self.name, commands=found))
 
     # ---- the turn -----------------------------------------------------------------------------

@@ -24,7 +24,9 @@ from tui_app.agents.claude_code.command import claude_argv
 from tui_app.agents.claude_code.stream import StreamTranslator
 from tui_app.agents.driver import INTERRUPTED_MESSAGE, ExternalAgent, TurnOutcome
 from tui_app.agents.process import AgentProcess, AgentStartError, agent_env
-from tui_app.runtime.events import AgentConnected, Warning
+from tui_app.runtime.agent import Unsupported
+from tui_app.runtime.commands import CommandFact
+from tui_app.runtime.events import AgentCapabilities, AgentConnected, Warning
 from tui_app.runtime.executor import TurnControl
 
 INITIALIZE_TIMEOUT_S = 60.0
@@ -42,6 +44,9 @@ class AgentGone(Exception):
 class ClaudeCodeAgent(ExternalAgent):
     name = "claude-code"
     label = "Claude Code"
+    #: it runs the hooks of Claude Code's settings files itself; `set_model` is a control request
+    capabilities = AgentCapabilities(own_tools=True, own_mcp=True, own_commands=True, shell=True,
+                                     runs_claude_hooks=True, set_model=True)
 
     def __init__(self, *, command: str, model: str = "", resume_id: str | None = None,
                  env: dict[str, str] | None = None, version: str = "", max_turns: int | None = None) -> None:
@@ -167,6 +172,23 @@ class ClaudeCodeAgent(ExternalAgent):
             self.session.emit(Warning(code="agent_mode_failed",
                                       message=f"{self.label} did not switch to {mode}: {exc}"))
 
+    async def set_model(self, model: str | None) -> str:
+        """Claude Code's own `set_model` (None: its default); a stopped Claude Code gets it on the
+        command line when it starts again."""
+        if self.connected:
+            try:
+                await self._request("set_model", model=model)
+            except (AgentGone, TimeoutError, RuntimeError) as exc:
+                raise Unsupported(f"{self.label} did not switch models: {exc}") from None
+        self.model = model or ""
+        return self.model or "its default model"
+
+    def commands(self) -> list[CommandFact]:
+        found = self.init_response.get("commands") if isinstance(self.init_response, dict) else None
+        return [CommandFact(name=str(c.get("name", "")), description=str(c.get("description", "")),
+                            hint=str(c.get("argumentHint", "") or ""), kind="agent")
+                for c in found or [] if isinstance(c, dict) and c.get("name")]
+
     # ---- the turn -----------------------------------------------------------------------------
 
     async def run_prompt(self, prompt: str, context: list[str], control: TurnControl) -> TurnOutcome:
@@ -276,8 +298,9 @@ class ClaudeCodeAgent(ExternalAgent):
             return
         self._announced = (session_id, model, version)
         tools = [t for t in line.get("tools") or () if isinstance(t, str)]
-        self.session.emit(AgentConnected(agent=self.name, version=version, agent_session_id=session_id, model=model,
-                                         tools=tools, pid=self.proc.pid if self.proc else None))
+        self.session.emit(AgentConnected(agent=self.name, label=self.label, version=version,
+                                         agent_session_id=session_id, model=model, provider=self.provider, tools=tools,
+                                         pid=self.proc.pid if self.proc else None, capabilities=self.capabilities))
 
     # ---- questions Claude Code asks -------------------------------------------------------------
 

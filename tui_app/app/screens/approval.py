@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from tui_app.runtime.commands import AnswerApproval
 from tui_app.runtime.display import FileDiffDisplay, FileDiffsDisplay
 from tui_app.runtime.events import PermissionRequested
 from tui_app.runtime.permissions.broker import ApprovalAnswer
@@ -52,6 +53,13 @@ class ApprovalResult:
     closed_reason: str = ""
     #: denied with Esc rather than n
     escaped: bool = False
+
+    def to_command(self) -> AnswerApproval | None:
+        """The answer as a command of the session port (None when someone else decided)."""
+        if self.decision == "closed":
+            return None
+        return AnswerApproval(request_id=self.request_id, decision=self.decision, input_sha256=self.input_sha256,
+                              feedback=self.feedback, always=self.always, rules=list(self.rules), escaped=self.escaped)
 
     def to_answer(self) -> ApprovalAnswer | None:
         """The broker's answer (None when the dialog was closed because someone else decided)."""

@@ -3,7 +3,8 @@ detail of the selected call on the right; the bindings in the footer.
 
 It is fed batches of session events (`apply`) and needs no runtime to render them, so a recorded
 log can be shown through it read-only. What the user asks of a live session (a prompt, an
-interrupt, a permission mode) goes to `controls`; without controls those actions are off.
+interrupt, a permission mode) goes to `controls` as commands of the session port; without controls
+those actions are off.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from tui_app.app.agent_offers import AgentCommandList, following_mode
+from tui_app.runtime.commands import Interrupt, Reply, SelectAgentMode, SessionFacts
 from tui_app.runtime.events import (
     AgentCommandsChanged,
     AgentModeChanged,
@@ -89,20 +91,26 @@ def followed_call(events: Sequence[Any], shown: str | None, rows: ToolRows) -> s
 
 
 class SessionControls(Protocol):
-    """What the screen may ask of a live session (thread-safe; implemented over the runner)."""
+    """What the screen may ask of a live session: commands of its port, and its facts
+    (thread-safe; implemented over the runner by `app.controls.SessionClient`)."""
 
     mode: str
+    #: the facts as last fetched (None before the session started)
+    known: SessionFacts | None
 
     @property
     def busy(self) -> bool: ...
 
-    def submit(self, prompt: str) -> bool: ...
+    @property
+    def commands(self) -> list[Any]: ...
 
-    def interrupt(self) -> bool: ...
+    def send(self, command: Any) -> Future[Reply]: ...
 
-    def set_mode(self, mode: str) -> Future[Any]: ...
+    async def ask(self, command: Any) -> Reply: ...
 
-    def add_directory(self, path: str) -> tuple[bool, str]: ...
+    async def refresh(self) -> SessionFacts: ...
+
+    def set_mode(self, mode: str) -> Future[Reply]: ...
 
 
 class MainScreen(Screen[None]):
@@ -181,8 +189,7 @@ class MainScreen(Screen[None]):
         else:
             from tui_app.app.slash_actions import SlashCompleter
 
-            self.completer = SlashCompleter(self.query_one(SlashMenu), prompt,
-                                            lambda: getattr(self.controls, "commands", None) or self.agent_commands)
+            self.completer = SlashCompleter(self.query_one(SlashMenu), prompt, self._offered_commands)
             prompt.completer = self.completer
             from tui_app.app.mention_actions import attach_mention_picker
 
@@ -191,6 +198,14 @@ class MainScreen(Screen[None]):
 
             attach_shell_mode(self)  # a `!` line runs in the user's shell
             prompt.focus()
+
+    def _offered_commands(self) -> Any:
+        """What the prompt box completes: the agent's commands as it last reported them, else the
+        session's (its facts)."""
+        if self.agent_commands is not None:
+            return self.agent_commands
+        found = self.controls.commands if self.controls is not None else []
+        return AgentCommandList(found) if found else None
 
     @property
     def header(self) -> SessionHeader:
@@ -321,16 +336,11 @@ class MainScreen(Screen[None]):
                         f"quit, and continue with `vigil --resume {self.session_id}`. Your prompt is kept.",
                         severity="error", markup=False)
             return
-        from tui_app.app.shell_actions import handle_shell_line
-        from tui_app.app.slash_actions import handle_prompt
+        from tui_app.app.slash_actions import handle_prompt, send_prompt
 
-        if handle_shell_line(self, message.text) or handle_prompt(self, message.text):
+        if handle_prompt(self, message.text):
             return
-        if self.controls.submit(message.text):
-            self.prompt.accept(message.text)
-        else:
-            self.notify("A turn is still running: wait for it, or press Esc to interrupt it. Your prompt is kept.",
-                        severity="warning", markup=False)
+        self.run_worker(send_prompt(self, message.text), group="prompt")
 
     # ---- turn control -----------------------------------------------------------------------
 
@@ -338,7 +348,8 @@ class MainScreen(Screen[None]):
         return self.controls is not None or action not in self.LIVE_ACTIONS
 
     def action_interrupt(self) -> None:
-        if self.controls is not None and self.controls.interrupt():
+        if self.controls is not None and self.controls.busy:
+            self.controls.send(Interrupt())
             self.notify("Interrupting: running calls are cancelled, the rest are not started.", markup=False)
 
     def action_cycle_mode(self) -> None:
@@ -353,10 +364,9 @@ class MainScreen(Screen[None]):
         self.set_mode(following)
 
     def set_agent_mode(self, mode_id: str | None) -> None:
-        select = getattr(self.controls, "select_agent_mode", None)
-        if mode_id is None or select is None or self.agent_modes is None:
+        if mode_id is None or self.controls is None or self.agent_modes is None:
             return
-        select(mode_id)
+        self.controls.send(SelectAgentMode(mode_id=mode_id))
         name = next((m.name for m in self.agent_modes.modes if m.id == mode_id), mode_id)
         self.notify(f"{self.agent_modes.agent} mode: {name}", markup=False, timeout=2)
 

@@ -1,8 +1,8 @@
 """The MCP servers of the session: status, tool count, message, log path, the stderr log of the one
 selected, and a reconnect.
 
-A live session is asked through its MCP manager, on the runtime's own loop (the manager lives
-there); a replay shows the last status the log recorded for each server and reads the stderr log it
+A live session is asked for its facts (the servers' state) and told to reconnect one, through its
+port; a replay shows the last status the log recorded for each server and reads the stderr log it
 points to. Everything a server wrote (its name, messages, log) is untrusted text.
 """
 
@@ -23,6 +23,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
+from tui_app.runtime.commands import ReconnectMcp
 from tui_app.runtime.results.sanitize import neutralize
 from widgets.text.formatting import tilde
 from widgets.text.line_render import load_css
@@ -55,29 +56,27 @@ class ServerSource(Protocol):
 
 
 class LiveServers:
-    """The session's MCP manager, asked on the runtime thread's loop through the runner."""
+    """A live session's servers: its facts, and ReconnectMcp, through the session's port."""
 
     live = True
 
-    def __init__(self, runner: Any, manager: Any) -> None:
-        self.runner = runner
-        self.manager = manager
-
-    async def _on_runtime(self, coro: Any) -> Any:
-        return await asyncio.wrap_future(self.runner.call(coro))
+    def __init__(self, controls: Any) -> None:
+        self.controls = controls
+        self._logs: dict[str, str | None] = {}
 
     async def servers(self) -> list[ServerRow]:
-        async def listing() -> list[Any]:
-            return self.manager.servers()
-
-        return [ServerRow(i.name, i.status, len(i.tools), i.message, i.log_path, i.transport)
-                for i in await self._on_runtime(listing())]
+        facts = await self.controls.refresh()
+        self._logs = {s.name: s.log_path for s in facts.mcp_servers}
+        return [ServerRow(s.name, s.status, s.tools, s.message, s.log_path, s.transport) for s in facts.mcp_servers]
 
     async def log(self, name: str) -> str:
-        return await asyncio.to_thread(self.manager.read_log, name)
+        path = self._logs.get(name)
+        return await asyncio.to_thread(log_tail, Path(path)) if path else ""
 
     async def reconnect(self, name: str) -> None:
-        await self._on_runtime(self.manager.reconnect(name))
+        reply = await self.controls.ask(ReconnectMcp(server=name))
+        if not reply.ok:
+            raise RuntimeError(reply.message)
 
 
 class RecordedServers:

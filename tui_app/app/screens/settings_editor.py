@@ -21,9 +21,9 @@ from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from tui_app.app.notifier import enabled_in
 from tui_app.app.screens.info import ChoiceScreen
 from tui_app.app.settings_model import Entry, SettingsFile, SettingsView, build_view, settings_files
+from tui_app.runtime.commands import EditRule, SessionFacts, SetModel
 from tui_app.runtime.permissions.rules import RuleError, make_rule
 from tui_app.runtime.permissions.settings_writer import SettingsWriteError, set_setting
 from widgets.text.formatting import tilde
@@ -77,15 +77,17 @@ class SettingsScreen(Screen[None]):
         Binding("r", "refresh", "Reload", show=False),
     ]
 
-    def __init__(self, main: Any) -> None:
+    def __init__(self, main: Any, facts: SessionFacts) -> None:
         super().__init__()
         self.main = main
+        #: the session's facts as last asked (each change asks again)
+        self.facts = facts
         self.view = SettingsView()
         self.row_entries: dict[str, Entry] = {}
 
     @property
-    def session(self) -> Any:
-        return self.main.controls.session
+    def controls(self) -> Any:
+        return self.main.controls
 
     def compose(self) -> ComposeResult:
         with Vertical(id="settings-box"):
@@ -103,14 +105,18 @@ class SettingsScreen(Screen[None]):
 
     # ---- what is shown ----------------------------------------------------------------------
 
+    async def reload(self) -> None:
+        """Ask the session again (after a change), then redraw."""
+        self.facts = await self.controls.refresh()
+        self.refresh_view()
+
     def refresh_view(self) -> None:
-        options = self.session.services.get("session_options")
-        files = settings_files(self.session.cwd, no_claude_settings=getattr(options, "no_claude_settings", False),
-                               settings_file=getattr(options, "settings_file", None))
+        facts = self.facts
+        files = settings_files(facts.project_dir, no_claude_settings=facts.no_claude_settings,
+                               settings_file=facts.settings_file)
         notifier = getattr(self.app, "notifier", None)
-        loaded = self.session.services.get("settings")
-        enabled = notifier.enabled if notifier is not None else enabled_in(getattr(loaded, "values", {}) or {})
-        self.view = build_view(self.session, files, enabled)
+        enabled = notifier.enabled if notifier is not None else facts.notifications
+        self.view = build_view(facts, files, enabled)
         table = self.query_one(DataTable)
         cursor = table.cursor_row
         table.clear()
@@ -170,7 +176,7 @@ class SettingsScreen(Screen[None]):
             if not text:
                 return
             try:
-                make_rule(text, "allow", "check", self.session.cwd)
+                make_rule(text, "allow", "check", self.facts.cwd)
             except RuleError as exc:
                 self.notify(f"Not a rule: {exc}", severity="error", markup=False)
                 return
@@ -187,20 +193,17 @@ class SettingsScreen(Screen[None]):
                                               "  ·  WebFetch(domain:example.com)"), got_rule)
 
     def _add(self, behavior: str, text: str, target: SettingsFile) -> None:
-        policy = self.session.policy
-        destination = self._destination(target.path)
-        warnings: list[str] = []
-        previous = policy.on_warning
-        policy.on_warning = lambda code, message: warnings.append(message)
-        try:
-            added = policy.add_rules(behavior, [text], destination=destination)
-        finally:
-            policy.on_warning = previous
-        if warnings:
-            self.notify(" ".join(warnings), severity="error", markup=False)
-        elif added:
-            self.notify(f"{behavior} {text}: in force now, saved to {tilde(str(target.path))}", markup=False)
-        self.refresh_view()
+        command = EditRule(action="add", behavior=behavior, rules=[text], destination=str(target.path))  # type: ignore[arg-type]
+
+        async def add() -> None:
+            reply = await self.controls.ask(command)
+            if not reply.ok or reply.message:
+                self.notify(reply.message, severity="error", markup=False)
+            else:
+                self.notify(f"{behavior} {text}: in force now, saved to {tilde(str(target.path))}", markup=False)
+            await self.reload()
+
+        self.run_worker(add(), group="rules")
 
     def action_remove_rule(self) -> None:
         entry = self.selected()
@@ -209,29 +212,21 @@ class SettingsScreen(Screen[None]):
             return
         behavior, text = entry.rule
         source = entry.source
-        policy = self.session.policy
         path = Path(source)
         in_file = path.is_absolute() and any(f.path == path for f in self._writable())
-        destination = self._destination(path) if in_file else source
-        warnings: list[str] = []
-        previous = policy.on_warning
-        policy.on_warning = lambda code, message: warnings.append(message)
-        try:
-            policy.remove_rules(behavior, [text], destination=destination)
-        finally:
-            policy.on_warning = previous
-        if warnings:
-            self.notify(" ".join(warnings), severity="error", markup=False)
-        else:
-            where = f"removed from {tilde(source)}" if in_file else "removed for this session"
-            self.notify(f"{behavior} {text}: {where}", markup=False)
-        self.refresh_view()
+        destination = str(path) if in_file else source
+        command = EditRule(action="remove", behavior=behavior, rules=[text], destination=destination)  # type: ignore[arg-type]
 
-    def _destination(self, path: Path) -> str:
-        """The policy saves to named destinations: each settings file is one, named by its path."""
-        name = str(path)
-        self.session.policy.destinations[name] = path
-        return name
+        async def remove() -> None:
+            reply = await self.controls.ask(command)
+            if not reply.ok:
+                self.notify(reply.message, severity="error", markup=False)
+            else:
+                where = f"removed from {tilde(source)}" if in_file else "removed for this session"
+                self.notify(f"{behavior} {text}: {where}", markup=False)
+            await self.reload()
+
+        self.run_worker(remove(), group="rules")
 
     # ---- mode and model ---------------------------------------------------------------------
 
@@ -250,15 +245,24 @@ class SettingsScreen(Screen[None]):
         self.app.push_screen(ChoiceScreen(Content.styled("Permission mode", "bold"), choices), chosen)
 
     def action_switch_model(self) -> None:
-        def chosen(name: str | None) -> None:
-            if not name:
+        if not self.facts.capabilities.set_model:
+            self.notify(f"{self.facts.agent_label} chooses its own model: Vigil cannot switch it.", markup=False)
+            return
+
+        async def switch(name: str) -> None:
+            reply = await self.controls.ask(SetModel(model=name))
+            if not reply.ok:
+                self.notify(reply.message, severity="error", markup=False)
                 return
-            self.main.controls.set_model(name)
             self._offer_save(f"Model {name} from the next request on. Save it as the default model too?",
                              ("model",), name)
 
+        def chosen(name: str | None) -> None:
+            if name:
+                self.run_worker(switch(name), group="model")
+
         self.app.push_screen(TextPromptScreen("Model name", "claude-sonnet-4-5 · gpt-4.1 · llama3.1",
-                                              self.session.model.model), chosen)
+                                              self.facts.model), chosen)
 
     def action_toggle_notifications(self) -> None:
         notifier = getattr(self.app, "notifier", None)
@@ -283,12 +287,12 @@ class SettingsScreen(Screen[None]):
                     self.notify(str(exc), severity="error", markup=False)
                 else:
                     self.notify(f"Saved {'.'.join(key)} = {value} to {tilde(str(target.path))}", markup=False)
-            self.call_after_refresh(self.refresh_view)
+            self.run_worker(self.reload(), group="reload")
 
         self.app.push_screen(ChoiceScreen(Content.styled(title, "bold"), choices), chosen)
 
     def action_refresh(self) -> None:
-        self.refresh_view()
+        self.run_worker(self.reload(), group="reload")
 
     def action_close(self) -> None:
         self.app.pop_screen()
@@ -298,4 +302,9 @@ def open_settings(main: Any) -> None:
     if main.controls is None:
         main.notify("Settings can be changed in a live session only.", markup=False)
         return
-    main.app.push_screen(SettingsScreen(main))
+
+    async def show() -> None:
+        facts = await main.controls.refresh()
+        await main.app.push_screen(SettingsScreen(main, facts))
+
+    main.run_worker(show(), group="settings")

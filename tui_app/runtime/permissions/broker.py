@@ -64,6 +64,8 @@ class ApprovalAnswer:
     interrupt: bool = False
     #: the user left the dialog with Esc (an ACP agent hears `cancelled`; Vigil's own calls: deny)
     escaped: bool = False
+    #: the client that gave the answer (the log records it with PermissionResolved)
+    client: str | None = None
 
 
 @dataclass
@@ -184,7 +186,7 @@ class ApprovalBroker:
             with self._lock:
                 self._questions.pop(request.request_id, None)
 
-    def answer_question(self, request_id: str, answers: dict[str, str] | None) -> bool:
+    def answer_question(self, request_id: str, answers: dict[str, str] | None, client: str | None = None) -> bool:
         """Thread-safe. `answers` maps each question's text to the answer; None = declined.
         False if no such question is waiting (already answered, or its call was cancelled)."""
         with self._lock:
@@ -192,7 +194,8 @@ class ApprovalBroker:
         if entry is None:
             return False
         loop, future = entry
-        loop.call_soon_threadsafe(_settle_question, future, QuestionAnswer(None if answers is None else dict(answers)))
+        loop.call_soon_threadsafe(_settle_question, future,
+                                  QuestionAnswer(None if answers is None else dict(answers), client))
         return True
 
 
@@ -208,6 +211,8 @@ class QuestionRequest:
 class QuestionAnswer:
     #: question text → answer; None when the user declined to answer
     answers: dict[str, str] | None
+    #: the client that answered (recorded with UserQuestionAnswered)
+    client: str | None = None
 
 
 def _settle_question(future: asyncio.Future[QuestionAnswer], answer: QuestionAnswer) -> None:
