@@ -1,4 +1,4 @@
-"""The floors of DESIGN §1 hold: the runtime is UI-agnostic, nothing imports upward, and no module
+"""The floors of docs/architecture.md §1 hold: the runtime is UI-agnostic, nothing imports upward, and no module
 is part of an import circle (a piece two modules share moves down a floor)."""
 
 from __future__ import annotations

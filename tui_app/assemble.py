@@ -65,7 +65,7 @@ class SessionOptions:
     #: a client (the TUI) will answer approvals; headless runs have none
     interactive: bool = False
     persist: bool = True
-    #: the agent Vigil supervises: its own ("vigil") or an external one ("claude-code", DESIGN §11)
+    #: the agent Vigil supervises: its own ("vigil") or an external one ("claude-code", docs/architecture.md §11)
     agent: str | None = None
     #: the external agent's executable (default: found on PATH)
     agent_command: str | None = None
@@ -171,7 +171,7 @@ def protect_settings(policy: RulePolicy, options: SessionOptions, settings: Load
 
 def build_sandbox(policy: RulePolicy, settings: LoadedSettings) -> Any:
     """The Bash sandbox: Claude Code's `sandbox` settings, on wherever bubblewrap works unless
-    `enabled: false` (DESIGN §12). Problems with the settings or the platform are announced."""
+    `enabled: false` (docs/architecture.md §12). Problems with the settings or the platform are announced."""
     from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy, parse_sandbox
     from tui_app.tools.bash.sandbox import probe
 

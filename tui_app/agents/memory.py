@@ -1,5 +1,5 @@
 """Memory files: the user's and the project's standing instructions, read into the system prompt
-the way Claude Code reads them (SPEC-compat §8).
+the way Claude Code reads them (docs/architecture.md §9.6).
 
     ~/.claude/CLAUDE.md, ~/.claude/AGENTS.md                          the user's, for every project
     CLAUDE.md, .claude/CLAUDE.md, AGENTS.md, CLAUDE.local.md          in the repository root and each

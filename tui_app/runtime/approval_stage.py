@@ -1,4 +1,4 @@
-"""Stage 6 of a call, approval (DESIGN §4): only when the permission stage said ask.
+"""Stage 6 of a call, approval (docs/architecture.md §4): only when the permission stage said ask.
 
 The tool's `prepare_approval` adds a preview; the request is registered with the ApprovalBroker
 before it is announced (`PermissionRequested`, which carries the sha256 of exactly the input that

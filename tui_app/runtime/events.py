@@ -22,7 +22,7 @@ ErrorPhase = Literal[
     "output", "post_hook",
 ]
 SideEffects = Literal["none", "unknown", "applied"]
-#: who decided a permission question; "agent": an external agent decided by itself (DESIGN §11)
+#: who decided a permission question; "agent": an external agent decided by itself (docs/architecture.md §11)
 Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout", "agent"]
 
 

@@ -1,4 +1,4 @@
-"""One tool call, stage by stage (DESIGN §4).
+"""One tool call, stage by stage (docs/architecture.md §4).
 
 lookup → validate → tool checks → PreToolUse hooks → permission → approval → start → execute →
 finish. Each stage either passes a richer state on or ends the call by raising `CallEnded`, whose

@@ -1,5 +1,5 @@
 """The ACP driver: one agent process for the whole session, one ACP session in it, one
-`session/prompt` per turn (DESIGN §11).
+`session/prompt` per turn (docs/architecture.md §11).
 
 The process is Vigil's AgentProcess (its own process group in the session's cwd, stderr kept for
 the error line, no line-length limit that matters); the protocol is the official SDK's
