@@ -402,6 +402,10 @@ class AcpAgent(ExternalAgent):
             self.session.emit(Warning(code="agent_update_unreadable",
                                       message=f"An update from {self.label} could not be shown: {exc!r}"))
 
+    def agent_facts(self) -> dict[str, Any]:
+        """The agent's own modes, for every client (facts(): the settings screen, the host's clients)."""
+        return {"agent_mode": self.mode_id, "agent_modes": list(self.modes)}
+
     def terminal_display(self, terminal_id: str) -> Any:
         return self.terminals.display(terminal_id)
 
