@@ -105,6 +105,11 @@ class Session:
 
     # ---- events -------------------------------------------------------------------------------
 
+    def lend_file_access(self, access: Any) -> None:
+        """A client that serves file reads and writes itself (an ACP editor: its unsaved buffers are
+        the truth) lends them to the session's file tools, which then ask it first."""
+        self.services["file_access"] = access
+
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
