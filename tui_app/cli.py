@@ -161,11 +161,20 @@ def run_demo_headless(args: argparse.Namespace) -> int:
     except SetupError as exc:
         say(str(exc))
         return 2
-    print(f"Vigil demo: a scripted model works on a fresh copy of a sample project in {project}")
+    fmt = args.output_format or "text"
+    # a machine-readable format keeps stdout to its lines: the words for a person go to stderr
+    words = sys.stdout if fmt == "text" else sys.stderr
+    print(f"Vigil demo: a scripted model works on a fresh copy of a sample project in {project}", file=words)
     if lets_the_demo_act:
         print("Nobody is asked in a plain terminal, so the demo may edit its copy and run its tests "
               f"(--permission-mode acceptEdits --allowedTools '{DEMO_HEADLESS_ALLOW[0]}'); "
-              "pass --permission-mode default to see those calls denied instead.")
+              "pass --permission-mode default to see those calls denied instead.", file=words)
+    from tui_app.runtime.processes.shutdown import run_main
+
+    if fmt != "text":
+        from tui_app.headless.runner import run_headless
+
+        return run_main(run_headless(session, DEMO_PROMPT, fmt, sys.stdout))
 
     async def go() -> int:
         print_transcript(session, sys.stdout)
@@ -179,8 +188,6 @@ def run_demo_headless(args: argparse.Namespace) -> int:
             say(f"stopped: the session log could not be written ({session.log_failure})")
             return EXIT_LOG_FAILED
         return 0 if turn.reason == "completed" else 1
-
-    from tui_app.runtime.processes.shutdown import run_main
 
     return run_main(go())
 
