@@ -367,7 +367,49 @@ def notifications_enabled(values: dict[str, Any]) -> bool:
     return values.get("preferredNotifChannel") != "notifications_disabled"
 
 
+def resume_where_it_ran(options: SessionOptions) -> tuple[SessionOptions, list[Any]]:
+    """A resumed session goes on where it ran — its cwd (so its project's settings and rules), its
+    working directories, its permission mode unless a flag names one — and says so when that is
+    not where the user is. bypassPermissions is never restored unasked."""
+    from dataclasses import replace
+
+    from tui_app.runtime.events import Warning
+    from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
+    from tui_app.runtime.log.paths import events_path
+    from tui_app.runtime.log.resume_point import resume_point
+
+    try:
+        session_id = resolve_session_id(options.resume or "")
+    except UnknownSession as exc:
+        raise SetupError(str(exc)) from None
+    options = replace(options, resume=session_id)
+    point = resume_point(events_path(session_id))
+    if point is None:
+        return options, []
+    notes: list[Any] = []
+    if not Path(point.cwd).is_dir():
+        raise SetupError(f"session {session_id} ran in {point.cwd}, which is gone: it cannot go on there "
+                         "(`vigil replay` still shows it)")
+    here = os.path.realpath(os.path.expanduser(options.cwd))
+    if here != os.path.realpath(point.cwd):
+        notes.append(Warning(code="resumed_where_it_ran", message=(
+            f"Session {session_id} goes on in {point.cwd}, where it ran (you are in {options.cwd}).")))
+    mode = options.permission_mode
+    if mode is None and point.permission_mode != "default":
+        if point.permission_mode == "bypassPermissions":
+            notes.append(Warning(code="resumed_mode", message=(
+                "The session was in bypassPermissions when it stopped; it goes on in default "
+                "(pass --permission-mode bypassPermissions to skip every question again).")))
+        else:
+            mode = point.permission_mode  # type: ignore[assignment]
+    add_dirs = [*options.add_dirs, *(d for d in point.directories if d not in options.add_dirs and Path(d).is_dir())]
+    return replace(options, cwd=point.cwd, permission_mode=mode, add_dirs=add_dirs), notes
+
+
 def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
+    resumed_notes: list[Any] = []
+    if options.resume:
+        options, resumed_notes = resume_where_it_ran(options)
     cwd = check_cwd(options.cwd)
     loaded = load_options_settings(options)
     values = {**loaded.values, **(settings or {})}
@@ -392,6 +434,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         profile=session_profile(options, loaded, values),
     )
     relay.target = session.emit
+    session.startup_events.extend(resumed_notes)
     session.startup_events.extend(settings_events(loaded))
     session.startup_events.extend(sandbox_events(sandbox))
     session.services.update(build_services(options, session.id))

@@ -70,8 +70,20 @@ def _positive_int(value: str) -> int:
     return number
 
 
+#: the subcommands, which `vigil --help` lists (each has its own --help)
+COMMANDS_HELP = """commands:
+  vigil sessions [--tui]         the recorded sessions (--tui: browse them, open one read-only)
+  vigil replay ID                a recorded session in the TUI, with a timeline; nothing is executed
+  vigil artifacts ID             the large outputs a session kept, browsable at any size
+  vigil serve [-- ARGS]          Vigil in a browser on 127.0.0.1, an access token in the address
+  vigil acp                      Vigil as an ACP agent on stdio, for editors (Zed, Toad …)
+
+A session id may be given as any unique prefix of it."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="vigil", description="Supervise an AI coding agent from your terminal.")
+    parser = OneLineParser(prog="vigil", description="Supervise an AI coding agent from your terminal.",
+                           epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one turn headless and print the result")
     parser.add_argument("--output-format", choices=["text", "json", "stream-json", "events"], default=None,
@@ -341,6 +353,13 @@ def run_replay(argv: list[str]) -> int:
     parser.add_argument("--output-format", choices=["text", "stream-json"], default=None,
                         help="print it instead of opening the TUI (text when the output is not a terminal)")
     args = parser.parse_args(argv)
+    from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
+
+    try:
+        args.session_id = resolve_session_id(args.session_id)  # a unique prefix is enough
+    except UnknownSession as exc:
+        say(str(exc))
+        return 2
     if args.output_format is None and ((sys.stdout.isatty() and sys.stdin.isatty()) or textual_driver_in_charge()):
         from tui_app.app.replay_app import run_replay_tui
 

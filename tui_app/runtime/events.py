@@ -95,6 +95,8 @@ class SessionStarted(_Event):
     title: str | None = None
     #: the external agent this session supervises ("claude-code"); None for Vigil's own agent
     agent: str | None = None
+    #: the working directories beside the cwd it starts with (--add-dir, additionalDirectories)
+    directories: list[str] = Field(default_factory=list)
 
 
 class SettingsLoaded(_Event):

@@ -235,7 +235,9 @@ class Session:
         self.emit(SessionStarted(cwd=self.cwd, provider=self.provider_name, model=self.model_name,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
                                  resumed_from=self.id if resumed else None, title=title,
-                                 agent=agent.name if agent.capabilities.own_tools else None))
+                                 agent=agent.name if agent.capabilities.own_tools else None,
+                                 directories=[d for d in getattr(getattr(self.policy, "dirs", None), "dirs", ())
+                                              if d != self.cwd]))
         for message in self._resume_warnings or ():
             self.emit(Warning(code="log_line_skipped", message=message))
         for temp in sweep_interrupted_writes():
