@@ -372,8 +372,38 @@ def with_ssh(args: argparse.Namespace, work: Callable[[HostClient], Awaitable[in
 
 
 def cmd_attach(argv: list[str]) -> int:
-    say("`vigil attach` (the TUI over the host's socket) is not available yet: `vigil watch ID` follows a session")
-    return 2
+    parser = _Parser(prog="vigil attach", description="The TUI on a session of the host; quitting detaches.")
+    parser.add_argument("session", metavar="ID")
+    add_ssh(parser)
+    args = parser.parse_args(argv)
+    if args.ssh:
+        return with_ssh(args, None)
+    return attach_tui(args.session)
+
+
+def attach_tui(session_id: str, socket_path: str | None = None) -> int:
+    from tui_app.host.client import HostUnavailable
+    from tui_app.host.remote import RemoteRunner
+
+    runner = RemoteRunner(session_id, socket_path=socket_path)
+    try:
+        runner.connect()
+    except (HostUnavailable, WireError) as exc:
+        say(str(exc))
+        return 1
+    from tui_app.app.vigil_app import VigilApp
+
+    tag = "resumed" if runner.attached.get("resumed") else "host"
+    app = VigilApp(runner=runner, tag=tag, handle_signals=True)
+    try:
+        app.run()
+    finally:
+        app.close_runtime()
+    if runner.ended is not None:
+        print(f"session {session_id} has {safe(runner.ended.get('state', 'ended'))}")
+    else:
+        print(f"detached; `vigil attach {session_id}` to return")
+    return 0
 
 
 def main(name: str, argv: list[str]) -> int:
