@@ -23,7 +23,7 @@ def attached_app(host: HostKit, session: str) -> tuple[AppUnderTest, RemoteRunne
 async def test_the_tui_answers_through_the_host_and_quitting_detaches(host: HostKit) -> None:
     session = host.new(write_steps(), "make the file")
     waiting(host, 1)
-    app, runner = attached_app(host, session)
+    app, _ = attached_app(host, session)
     async with app.run_test(size=(140, 44)) as pilot:
         await wait_until(pilot, lambda: app.dialog, "the approval dialog of the waiting request")
         assert "make the file" in screen_text(app) or app.events_of("TurnStarted")
