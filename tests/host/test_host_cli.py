@@ -163,3 +163,29 @@ def test_a_socket_path_too_long_for_sun_path_is_a_clear_error(host: HostKit) -> 
     host.env["VIGIL_HOME"] = str(deep)
     done = host.vigil("ls", check=False)
     assert done.returncode == 1 and "longer than a Unix socket allows" in done.stderr
+
+
+def test_kill_9_of_the_host_ends_the_commands_its_sessions_run(host: HostKit) -> None:
+    from tests.procs import kill_marked, marker, wait_gone, with_marker
+
+    mark = marker()
+    steps = [
+        {"text": "Sleeping.", "tool_calls": [{"id": "s1", "name": "Bash", "input": {"command": f"sleep {mark}"}}]},
+        {"text": "Done."},
+    ]
+    try:
+        session = host.new(steps, "sleep", "--allowedTools", "Bash(sleep *)")
+        host.wait(lambda: with_marker(mark), "the sleep to start")
+        assert host.row(session)["state"] == "running"
+        pid = host.host_pid()
+        os.kill(pid, signal.SIGKILL)
+        assert wait_gone(mark) == {}, "the sleep outlived the host"
+        assert host.row(session)["state"] == "interrupted"
+        client = host.connect()
+        client.hello()
+        assert client.request("attach", session=session)["result"]["resumed"]
+        client.close()
+        lost = [e for e in host.events(session) if e["type"] == "ToolCallError"]
+        assert [(e["code"], e["side_effects"]) for e in lost] == [("result_lost", "unknown")]
+    finally:
+        kill_marked(mark)
