@@ -44,10 +44,12 @@ def json_out(obj: Any) -> str:
     return json_line(obj)
 
 
-def run_client(work: Callable[[HostClient], Awaitable[int]], *, start: bool = True, client: str = "cli") -> int:
+def run_client(
+    work: Callable[[HostClient], Awaitable[int]], *, start: bool = True, client: str = "cli", socket_path: Any = None
+) -> int:
     async def go() -> int:
         try:
-            host = await HostClient.connect(client=client, start=start)
+            host = await HostClient.connect(client=client, start=start, socket_path=socket_path)
         except HostUnavailable as exc:
             say(str(exc))
             return 1
@@ -335,7 +337,13 @@ def stream_transcript(attached: dict[str, Any], out: Any) -> Any:
 
 def cmd_host(argv: list[str]) -> int:
     parser = _Parser(prog="vigil host", description="The host that keeps sessions when their windows close.")
-    parser.add_argument("action", nargs="?", choices=["status", "stop"], default="status")
+    parser.add_argument(
+        "action",
+        nargs="?",
+        choices=["status", "stop", "path"],
+        default="status",
+        help="path: the socket's path, once a host listens on it (started if none runs)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -354,6 +362,12 @@ def cmd_host(argv: list[str]) -> int:
         print(f"host pid {info['pid']} stopped; it ended {info['ended']} session{'s' if info['ended'] != 1 else ''}")
         return 0
 
+    async def path(host: HostClient) -> int:
+        print(host.hello.get("socket", ""))
+        return 0
+
+    if args.action == "path":
+        return run_client(path)
     return run_client(status if args.action == "status" else stop, start=False)
 
 
@@ -364,11 +378,21 @@ def add_ssh(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ssh", metavar="[USER@]HOST", help="the host on another machine, through OpenSSH")
 
 
-def with_ssh(args: argparse.Namespace, work: Callable[[HostClient], Awaitable[int]]) -> int:
-    if getattr(args, "ssh", None):
-        say("--ssh is not available yet")
-        return 2
-    return run_client(work)
+def with_ssh(args: argparse.Namespace, work: Callable[[HostClient], Awaitable[int]] | None) -> int:
+    """`work` against the local host, or (`--ssh`) the host of another machine through OpenSSH;
+    no `work`: the TUI attached to `args.session` there."""
+    if not getattr(args, "ssh", None):
+        return run_client(work) if work is not None else attach_tui(args.session)
+    from tui_app.host.ssh import SshFailed, forwarded
+
+    try:
+        with forwarded(args.ssh) as local:
+            if work is None:
+                return attach_tui(args.session, socket_path=str(local))
+            return run_client(work, start=False, socket_path=str(local))
+    except SshFailed as exc:
+        say(str(exc))
+        return 1
 
 
 def cmd_attach(argv: list[str]) -> int:
@@ -376,9 +400,7 @@ def cmd_attach(argv: list[str]) -> int:
     parser.add_argument("session", metavar="ID")
     add_ssh(parser)
     args = parser.parse_args(argv)
-    if args.ssh:
-        return with_ssh(args, None)
-    return attach_tui(args.session)
+    return with_ssh(args, None)
 
 
 def attach_tui(session_id: str, socket_path: str | None = None) -> int:
