@@ -189,3 +189,38 @@ def test_kill_9_of_the_host_ends_the_commands_its_sessions_run(host: HostKit) ->
         assert [(e["code"], e["side_effects"]) for e in lost] == [("result_lost", "unknown")]
     finally:
         kill_marked(mark)
+
+
+def test_another_user_is_refused_even_when_the_socket_is_opened_to_all(host: HostKit) -> None:
+    import pytest
+
+    python = "/usr/bin/python3"  # the test's own interpreter may be in a folder only root can read
+    if os.getuid() != 0 or not os.access(python, os.X_OK):
+        pytest.skip("needs root (and a system python3) to run a client as another user")
+    host.vigil("ls")
+    probe = (
+        "import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(30)\n"
+        "try:\n    s.connect(sys.argv[1])\nexcept OSError as e:\n    print('refused', e.errno); sys.exit(0)\n"
+        "print(s.makefile().readline())"
+    )
+
+    def as_nobody() -> str:
+        done = subprocess.run(
+            [python, "-c", probe, str(host.socket)],
+            user=65534,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin"},
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert as_nobody().startswith("refused")  # the folder and the 0600 socket keep it out
+    for folder in (host.root, host.vigil_home):
+        os.chmod(folder, 0o755)
+    os.chmod(host.socket, 0o666)  # a mistake of the user's: SO_PEERCRED still keeps the host theirs
+    answer = json.loads(as_nobody())
+    assert answer["error"]["code"] == "forbidden" and "uid 65534" in answer["error"]["message"]
+    assert host.vigil("ls", "--json").stdout.strip() == "[]"  # and the host serves its own user
