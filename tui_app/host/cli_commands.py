@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import time
@@ -278,23 +277,30 @@ def cmd_watch(argv: list[str]) -> int:
 
 
 async def watch(host: HostClient, session_id: str, after: int, fmt: str) -> int:
+    from tui_app.headless.terminal import terminal_safe_json
     from tui_app.runtime.events import parse_event
 
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     out = sys.stdout
     transcript: Any = None
 
+    def on_event(session: str, data: bytes) -> None:
+        if session != session_id or done.done():
+            return
+        try:
+            if transcript is None:
+                out.write(terminal_safe_json(data.decode("utf-8", "replace")) + "\n")
+            else:
+                transcript.on_event(parse_event(data))
+            out.flush()
+        except BrokenPipeError:
+            done.set_result(0)
+
     def on_notify(method: str, params: dict[str, Any]) -> None:
         if params.get("session") != session_id or done.done():
             return
         try:
-            if method == "event":
-                if transcript is None:
-                    out.write(json_out(params["event"]) + "\n")
-                else:
-                    transcript.on_event(parse_event(json.dumps(params["event"])))
-                out.flush()
-            elif method == "behind":
+            if method == "behind":
                 say(f"this watch fell behind; catching up from seq {params.get('from_seq')}")
             elif method == "ended":
                 done.set_result(0)
@@ -302,6 +308,7 @@ async def watch(host: HostClient, session_id: str, after: int, fmt: str) -> int:
             done.set_result(0)
 
     host.peer.on_notify = on_notify
+    host.peer.on_event = on_event
     attached = await host.call("attach", session=session_id, after_seq=after)
     if fmt == "stream-json":
         transcript = stream_transcript(attached, out)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_app.host import paths
-from tui_app.host.wire import MAX_LINE, WIRE_VERSION, NotifyHandler, Peer, WireError
+from tui_app.host.wire import MAX_LINE, WIRE_VERSION, EventHandler, NotifyHandler, Peer, WireError
 
 #: how long a client waits for a host it started to listen
 START_TIMEOUT_S = 20.0
@@ -74,6 +74,7 @@ class HostClient:
         start: bool = True,
         socket_path: str | Path | None = None,
         on_notify: NotifyHandler | None = None,
+        on_event: EventHandler | None = None,
     ) -> HostClient:
         try:
             path = paths.checked(Path(socket_path) if socket_path else paths.socket_path())
@@ -86,7 +87,7 @@ class HostClient:
                 raise HostUnavailable(f"no host is running (socket {path})") from None
             streams = await cls._start(path)
         reader, writer = streams
-        peer = Peer(reader, writer, on_notify=on_notify)
+        peer = Peer(reader, writer, on_notify=on_notify, on_event=on_event)
         task = asyncio.ensure_future(peer.run())
         try:
             hello = await peer.request("hello", {"wire_version": WIRE_VERSION, "client": client}, timeout=30)

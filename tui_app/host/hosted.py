@@ -15,7 +15,7 @@ import time
 from collections import deque
 from typing import Any, Protocol
 
-from tui_app.host.wire import ConnectionLost, dumps
+from tui_app.host.wire import ConnectionLost, dumps, event_line_prefix
 
 #: lines a client may have queued before it is told it is behind (and catches up from the kept lines)
 QUEUE_BOUND = 4096
@@ -69,7 +69,7 @@ class HostedSession:
         #: request id → who settled it (the client, or the decider)
         self.settled: dict[str, str] = {}
         self.subscriptions: set[Subscription] = set()
-        self._prefix = '{"method":"event","params":{"session":' + dumps(session_id) + ',"event":'
+        self._prefix = event_line_prefix(session_id)
 
     # ---- events ----------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 from tui_app.host.client import HostClient
 from tui_app.host.wire import WireError
 from tui_app.runtime.commands import Refused, Reply, SessionFacts
-from tui_app.runtime.events import event_class
+from tui_app.runtime.events import parse_event
 
 _REPLY: TypeAdapter[Any] = TypeAdapter(Reply)
 
@@ -62,29 +62,33 @@ class RemoteRunner:
 
     # ---- the runner's thread -------------------------------------------------------------------
 
-    def _on_notify(self, method: str, params: dict[str, Any]) -> None:
-        if params.get("session") != self.session_id:
+    def _on_event(self, session_id: str, data: bytes) -> None:
+        if session_id != self.session_id:
             return
-        if method == "event":
-            try:
-                data = params["event"]
-                event = event_class(data.get("type")).model_validate(data)
-            except (ValueError, KeyError, TypeError):
-                return  # an event this version does not know: the rest still shows
-            if event.type in _BUSY_ON and event.agent_id is None:
-                self._busy = True
-            elif event.type in _BUSY_OFF and event.agent_id is None:
-                self._busy = False
-            with self._lock:
-                self._events.append(event)
-            for subscriber in tuple(self._subscribers):
-                subscriber(event)
-        elif method == "ended":
+        try:
+            event = parse_event(data)
+        except ValueError:
+            return  # an event this version does not know: the rest still shows
+        if event.type in _BUSY_ON and event.agent_id is None:
+            self._busy = True
+        elif event.type in _BUSY_OFF and event.agent_id is None:
+            self._busy = False
+        with self._lock:
+            self._events.append(event)
+        for subscriber in tuple(self._subscribers):
+            subscriber(event)
+
+    def _on_notify(self, method: str, params: dict[str, Any]) -> None:
+        if params.get("session") == self.session_id and method == "ended":
             self.ended = params
 
     async def _connect(self) -> None:
         self._host = await HostClient.connect(
-            client=self.client_name, start=self.start_host, socket_path=self.socket_path, on_notify=self._on_notify
+            client=self.client_name,
+            start=self.start_host,
+            socket_path=self.socket_path,
+            on_notify=self._on_notify,
+            on_event=self._on_event,
         )
         self.attached = await self._host.call("attach", session=self.session_id, after_seq=0, partial=True)
         row = self.attached.get("row") or {}

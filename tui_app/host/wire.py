@@ -29,6 +29,28 @@ CANCEL = "$/cancel"
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 NotifyHandler = Callable[[str, dict[str, Any]], Any]
+#: (session id, the event's own JSON): events skip the generic decoding (a replay has thousands)
+EventHandler = Callable[[str, bytes], Any]
+#: how every event notification starts (the host writes them so: `event_line_prefix`)
+EVENT_PREFIX = b'{"method":"event","params":{"session":'
+_EVENT_MIDDLE = b',"event":'
+READ_CHUNK = 1 << 18
+
+
+def event_line_prefix(session_id: str) -> str:
+    """The start of an event notification of `session_id`; the event's JSON and `}}` follow."""
+    return EVENT_PREFIX.decode() + dumps(session_id) + _EVENT_MIDDLE.decode()
+
+
+def split_event(line: bytes) -> tuple[str, bytes] | None:
+    """(session id, event JSON) of an event notification written after `event_line_prefix`."""
+    middle = line.find(_EVENT_MIDDLE, len(EVENT_PREFIX))
+    if middle < 0 or not line.endswith(b"}}"):
+        return None
+    quoted = line[len(EVENT_PREFIX) : middle]
+    if len(quoted) < 2 or quoted[:1] != b'"' or quoted[-1:] != b'"' or b"\\" in quoted:
+        return None  # session ids are plain words; anything else takes the generic way
+    return quoted[1:-1].decode("utf-8", "replace"), line[middle + len(_EVENT_MIDDLE) : -2]
 
 
 class WireError(Exception):
@@ -73,11 +95,13 @@ class Peer:
         *,
         handlers: dict[str, Handler] | None = None,
         on_notify: NotifyHandler | None = None,
+        on_event: EventHandler | None = None,
     ) -> None:
         self.reader = reader
         self.writer = writer
         self.handlers = dict(handlers or {})
         self.on_notify = on_notify
+        self.on_event = on_event
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._running: dict[Any, asyncio.Task[Any]] = {}
@@ -122,19 +146,23 @@ class Peer:
     # ---- receiving -------------------------------------------------------------------------------
 
     async def run(self) -> None:
+        pending = b""
         try:
             while True:
                 try:
-                    line = await self.reader.readline()
-                except (asyncio.LimitOverrunError, ValueError):
-                    self._error(None, "line_too_long", f"a line longer than {MAX_LINE} bytes was refused")
-                    break
+                    chunk = await self.reader.read(READ_CHUNK)
                 except ConnectionError:
                     break
-                if not line:
+                if not chunk:
                     break
-                if line.strip():
-                    self._receive(line)
+                lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if line.strip():
+                        self._receive(line)
+                if len(pending) > MAX_LINE:
+                    self._error(None, "line_too_long", f"a line longer than {MAX_LINE} bytes was refused")
+                    break
         finally:
             self.closed.set()
             for future in self._waiting.values():
@@ -151,6 +179,11 @@ class Peer:
         self.send_line(dumps({"id": number, "error": error}))
 
     def _receive(self, line: bytes) -> None:
+        if self.on_event is not None and line.startswith(EVENT_PREFIX):
+            found = split_event(line)
+            if found is not None:
+                self.on_event(*found)
+                return
         try:
             message = json.loads(line)
         except ValueError:
