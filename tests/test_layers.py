@@ -19,7 +19,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("tui_app.tools", "tui_app.providers", "tui_app.mcp", "tui_app.agents", "widgets"),
     ("tui_app.config", "tui_app.demo"),
     ("tui_app.assemble",),
-    ("tui_app.headless", "tui_app.app"),
+    ("tui_app.headless", "tui_app.app", "tui_app.host"),
     ("tui_app.cli", "tui_app.__main__"),
 ]
 #: the pipeline core of the runtime: its rooms (permissions/, hooks/, results/, files/) sit below it

@@ -8,6 +8,7 @@
     vigil replay ID            a recorded session read-only in the TUI, with a timeline; nothing is executed
     vigil replay ID --output-format text|stream-json    print it instead
     vigil acp                  an ACP agent on stdio (for editors: Zed, Toad, agent-shell …)
+    vigil new|ls|attach|send|watch|inbox|answer|end|host   sessions in the host, which outlive their windows
     vigil serve [-- ARGS]      Vigil in a browser (textual-serve): 127.0.0.1, an access token in the address
     vigil --input-format stream-json …   the Agent SDKs' `claude`: control protocol on stdin/stdout
 """
@@ -24,6 +25,8 @@ from typing import Any
 from tui_app.runtime.permissions.modes import PERMISSION_MODES
 
 SUBCOMMANDS = ("sessions", "replay", "artifacts")
+#: the host's commands (tui_app/host/cli_commands.py); the names are binding
+HOST_COMMANDS = ("new", "ls", "attach", "send", "watch", "inbox", "answer", "end", "host")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -398,6 +401,10 @@ def dispatch(argv: Sequence[str] | None = None) -> int:
         from tui_app.app.artifacts_command import main as artifacts_main
 
         return artifacts_main(argv[1:])
+    if argv and argv[0] in HOST_COMMANDS:
+        from tui_app.host.cli_commands import main as host_main
+
+        return host_main(argv[0], argv[1:])
     if argv and argv[0] in SUBCOMMANDS:
         say(f"`{argv[0]}` is not available yet")
         return 2

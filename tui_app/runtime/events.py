@@ -22,8 +22,10 @@ ErrorPhase = Literal[
     "output", "post_hook",
 ]
 SideEffects = Literal["none", "unknown", "applied"]
-#: who decided a permission question; "agent": an external agent decided by itself (docs/architecture.md §11)
-Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout", "agent"]
+#: who decided a permission question; "agent": an external agent decided by itself (docs/architecture.md §11);
+#: "expired": the process that asked died before anyone answered (never an allow)
+Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout", "agent",
+                  "expired"]
 
 
 def _is_none(value: Any) -> bool:
