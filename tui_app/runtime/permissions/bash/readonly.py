@@ -17,6 +17,9 @@ sandbox where there is one. It is still built not to be talked into running anyt
 * Every word is known: plain parameters other than `$PWD` and `$HOME` are not (`$_` is the last
   word of the previous command, so `: -v; printf "$_" …` would smuggle `-v` in); a glob may not
   expand into a name that starts with `-`.
+* git runs with its configuration-driven programs switched off, and asks in a repository other
+  than the project's own or whose configuration names a program nothing switches off (see
+  `git_guard`).
 * What it reads is worked out (globs, `~`, `$PWD` and every `cd` resolved, see `bash_words`), so
   that deny rules and the working-directory check see the real paths; a path that cannot be
   known makes the line not read-only.
@@ -27,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tui_app.runtime.contract import ToolFlags
+from tui_app.runtime.permissions.bash.git_guard import git_problem
 from tui_app.runtime.permissions.bash.parse import ParsedCommand, SimpleCommand, Word, parse_command
 from tui_app.runtime.permissions.bash.programs import program_use
 from tui_app.runtime.permissions.bash.words import Where, expand_paths, glob_names, word_text
@@ -108,6 +112,8 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
         here = Where(dirs, where.home)
         why = _command_problem(cmd, here)
         use = why or program_use(cmd)
+        if not isinstance(use, str) and cmd.name == "git":
+            use = git_problem(here.dirs, where.dirs, where.home) or use
         if isinstance(use, str):
             reading.refuse(use)
             reading.known.append(False)
