@@ -20,11 +20,12 @@ import pytest
 from tests.needs import need_program
 from tests.sec_kit import Canary, attack_settings, attempt, canary_root, isolate, make_canary, open_session
 from tui_app.runtime.permissions.bash.git_guard import git_problem, key_problem, run_env
+from tui_app.runtime.permissions.decision import PermissionQuery
 
 __all__ = ["canary_root"]  # the fixture, imported for pytest
 
 MODES = ("default", "plan", "acceptEdits", "dontAsk")
-SANDBOX = {"sandboxed": {}, "no-sandbox": {"enabled": False}}
+SANDBOX = {"sandboxed": {}, "no-sandbox": {"enabled": False}, "sandbox-auto": {"enabled": True}}
 MARK = "pwned"
 
 
@@ -128,8 +129,14 @@ def _plant(canary: Canary, case: Planted) -> None:
         handle.write(text)
 
 
+def _decision(session, canary: Canary, command: str):
+    spec = session.registry.resolve("Bash")
+    data = {"command": command}
+    return session.policy.decide(PermissionQuery(spec, data, spec.flags_of(data), str(canary.proj)))
+
+
 def _sandbox_ready(where: str) -> None:
-    if where == "sandboxed":
+    if where != "no-sandbox":
         need_program("bwrap")
         need_program("socat")
 
@@ -147,16 +154,19 @@ async def test_a_planted_git_config_never_runs_through_an_auto_allowed_command(c
         session = await open_session(canary, mode=mode)
         try:
             found = await attempt(session, canary, "Bash", {"command": case.command})
+            if mode == "default" and not case.runs:  # the question says why
+                assert "git configuration" in _decision(session, canary, case.command).reason
         finally:
             await session.close()
         assert not _marker(canary).exists(), f"{mode}: the planted program ran\n{found.describe()}"
         if case.runs:
             assert found.ran and not found.denied, f"{mode}: {found.describe()}"
             assert case.prints in found.text(), f"{mode}: {found.describe()}"
-            if where == "sandboxed":
+            if where != "no-sandbox":
                 assert found.sandboxed, found.describe()
         else:
             assert found.denied and not found.ran, f"{mode}: {found.describe()}"
+
 
 
 # ---- repositories that are not the project's own ----------------------------------------------------

@@ -320,19 +320,41 @@ def submodule_problem(repo: Repository) -> str | None:
     return None
 
 
+def owned_git_dirs(own: Iterable[str], env: Mapping[str, str] | None = None) -> set[str]:
+    """The git directories of the repositories the working directories `own` are in."""
+    return {r.git_dir for r in (discover(d, env) for d in own) if r is not None}
+
+
+def unknown_git_dir(git_dir: str, owned: set[str]) -> str | None:
+    if os.path.realpath(git_dir) in owned:
+        return None
+    return f"git would use the repository {git_dir}, which is not the project's own: its configuration may run programs"
+
+
+def repository_problem(dirs: Iterable[str], own: Iterable[str], env: Mapping[str, str] | None = None) -> str | None:
+    """Why a git command run in any of `dirs` would use a repository other than the project's own
+    (a nested, bare-shaped or planted one: unknown ground), or None."""
+    owned = owned_git_dirs(own, env)
+    for directory in dirs:
+        repo = discover(directory, env)
+        why = unknown_git_dir(repo.git_dir, owned) if repo is not None else None
+        if why is not None:
+            return why
+    return None
+
+
 def git_problem(dirs: Iterable[str], own: Iterable[str], home: str,
                 env: Mapping[str, str] | None = None) -> str | None:
-    """Why an auto-allowed git command run in any of `dirs` must ask, or None. `own` are the
-    working directories: the repositories they are in are the project's own; any other one a
-    command would use (nested, bare-shaped, planted) is unknown ground."""
-    owned = {r.git_dir for r in (discover(d, env) for d in own) if r is not None}
+    """Why an auto-allowed git command run in any of `dirs` must ask, or None: the repository is
+    not the project's own (`own` are the working directories), or its configuration names a
+    program the run environment does not switch off."""
+    why = repository_problem(dirs, own, env)
+    if why is not None:
+        return why
     for directory in dirs:
         repo = discover(directory, env)
         if repo is None:
             continue
-        if repo.git_dir not in owned:
-            return (f"git would use the repository {repo.git_dir}, which is not the project's own: "
-                    f"its configuration may run programs")
         why = config_problem(config_files(repo), home) or submodule_problem(repo)
         if why is not None:
             return why
