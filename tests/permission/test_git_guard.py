@@ -397,3 +397,14 @@ def test_a_submodule_with_a_planted_configuration_runs_nothing_under_the_run_env
                           check=False)
     assert not marker.exists(), done.stderr
     assert done.returncode == 0
+
+
+def test_every_read_only_program_was_reviewed_for_configuration_that_runs_something():
+    from tui_app.runtime.permissions.bash.programs import CONFIGURATION, PROGRAMS, SPECIAL
+
+    assert set(CONFIGURATION) == set(PROGRAMS) | set(SPECIAL)
+
+
+def test_a_relative_ripgrep_config_is_the_projects_and_is_dropped():
+    assert "RIPGREP_CONFIG_PATH" not in run_env({"RIPGREP_CONFIG_PATH": ".ripgreprc"})
+    assert run_env({"RIPGREP_CONFIG_PATH": "/home/u/.ripgreprc"})["RIPGREP_CONFIG_PATH"] == "/home/u/.ripgreprc"

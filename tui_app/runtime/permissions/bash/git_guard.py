@@ -61,8 +61,11 @@ DROPPED_VARIABLES = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH
 
 def run_env(env: Mapping[str, str]) -> dict[str, str]:
     """`env` for a command the classifier called read-only: `RUN_CONFIG` added after whatever
-    command-line configuration it already carries, the variables of `RUN_VARIABLES` set."""
+    command-line configuration it already carries, the variables of `RUN_VARIABLES` set, those of
+    `DROPPED_VARIABLES` and a relative `RIPGREP_CONFIG_PATH` (a project's file) removed."""
     out = {k: v for k, v in env.items() if k not in DROPPED_VARIABLES}
+    if not os.path.isabs(out.get("RIPGREP_CONFIG_PATH", "/")):
+        del out["RIPGREP_CONFIG_PATH"]  # a file of the project the command runs in; it may name `--pre`
     try:
         start = int(out.get("GIT_CONFIG_COUNT", "0") or "0")
     except ValueError:
