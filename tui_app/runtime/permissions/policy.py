@@ -5,7 +5,8 @@ that is not read-only is denied) → ask rules → guards (a settings file whose
 load, a protected path, a command that cannot be parsed) → a path outside the working directories
 (asks in every mode but bypassPermissions, unless a Read/Edit allow rule names it) → a Bash call
 that asks to leave the sandbox → tools that need no approval → allow rules (every subject must be
-allowed) → the sandbox's auto-allow → `always_ask` → the mode. In dontAsk mode whatever would ask
+allowed) → the sandbox's auto-allow (not for a line whose git could run what its repository's
+configuration names, see bash/git_guard) → `always_ask` → the mode. In dontAsk mode whatever would ask
 is denied. The first list that matches decides; specificity does not matter; a deny anywhere
 beats an allow anywhere.
 
@@ -286,7 +287,7 @@ class RulePolicy:
                                                                           if self._sandboxed(query) else ""))
             # read-only, but it would run outside an available sandbox: it asks like any command
             a.unallowed.append(suggested_rule(spec, query.input))
-        if sandbox is not None and sandbox.auto_allow and self._sandboxed(query):
+        if sandbox is not None and sandbox.auto_allow and self._sandboxed(query) and not a.runs_config:
             return PermissionDecision("allow", "tool", "runs in the sandbox (sandbox.autoAllowBashIfSandboxed)")
         if spec.permission.always_ask:
             return PermissionDecision("ask", "tool", f"{spec.name} always asks")
@@ -295,7 +296,8 @@ class RulePolicy:
         if self.mode == "bypassPermissions":
             return PermissionDecision("allow", "mode", "bypassPermissions mode")
         suggestions = tuple(dict.fromkeys(r for r in a.unallowed if r))
-        return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {self.mode} mode",
+        why = f": {a.runs_config[0]}" if a.runs_config else ""
+        return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {self.mode} mode{why}",
                                   suggested_rules=suggestions)
 
     def _assess(self, view: RuleView, query: PermissionQuery) -> Assessment:

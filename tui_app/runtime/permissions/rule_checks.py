@@ -35,6 +35,9 @@ class Assessment:
     by_mode: bool = False
     #: (reason, the rule that would allow it) for each path outside the working directories
     outside: list[tuple[str, str]] = field(default_factory=list)
+    #: Bash: why the line's git could run a program the repository's configuration names; the
+    #: sandbox's auto-allow does not apply then
+    runs_config: list[str] = field(default_factory=list)
 
     def deny_with(self, reason: str, rule: Rule | None) -> None:
         if self.deny is None:

@@ -58,7 +58,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
         return a
     where = Where((view.cwd,), view.home)
     reading = classify(parsed, where)
-    a = Assessment(read_only=reading.read_only)
+    a = Assessment(read_only=reading.read_only, runs_config=reading.runs_config)
     for cmd in parsed.commands:
         _command_rules(view, a, names, cmd)
     whole = view.whole("allow", spec) is not None
