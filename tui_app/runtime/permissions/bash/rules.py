@@ -29,7 +29,14 @@ import os
 import re
 
 from tui_app.runtime.contract import ToolSpec
-from tui_app.runtime.permissions.bash.parse import ParsedCommand, SimpleCommand, after_xargs_options, parse_command
+from tui_app.runtime.permissions.bash.outputs import output_writes
+from tui_app.runtime.permissions.bash.parse import (
+    ParsedCommand,
+    SimpleCommand,
+    after_xargs_options,
+    parse_command,
+    program_name,
+)
 from tui_app.runtime.permissions.bash.readonly import Reading, classify
 from tui_app.runtime.permissions.bash.words import Where, expand_paths, word_text
 from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
@@ -190,7 +197,8 @@ def _write_targets(cmd: SimpleCommand, where: Where | None) -> tuple[list[str], 
 
 
 def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
-    if cmd.name not in WRITERS:
+    _option_writes(view, a, cmd, where, sandboxed)
+    if program_name(cmd.name) not in WRITERS:
         return
     targets = _write_targets(cmd, where)
     if targets is None:
@@ -198,14 +206,35 @@ def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | No
         return
     written, read = targets
     for path in written:
-        paths = view.spell(path)
-        view.check_edit_guards(a, paths, EDIT_FAMILY)
-        if not _private(view, paths, sandboxed):
-            view.check_outside_write(a, paths, EDIT_FAMILY)
+        _check_written(view, a, path, sandboxed)
     for path in read:
         view.check_read(a, path, READERS, deny_only=True)
         if not _private(view, view.spell(path), sandboxed):
             view.check_outside_read(a, view.spell(path))
+
+
+def _option_writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
+    """What any command writes by option or operand (`git log --output=F`, `sort -o F`, `uniq IN
+    OUT`): the same checks as a writer's files, whatever rule allowed the command."""
+    outputs = output_writes(cmd)
+    if outputs.unknown is not None:
+        _unknown_write(view, a, outputs.unknown)
+    if not outputs.words:
+        return
+    resolved = [expand_paths(w, where) for w in outputs.words] if where is not None else [None]
+    if any(r is None for r in resolved):
+        _unknown_write(view, a, f"the files `{cmd.full_text}` writes are only known at run time")
+        return
+    for paths in resolved:
+        for path in paths or ():
+            _check_written(view, a, path, sandboxed)
+
+
+def _check_written(view: RuleView, a: Assessment, path: str, sandboxed: bool) -> None:
+    paths = view.spell(path)
+    view.check_edit_guards(a, paths, EDIT_FAMILY)
+    if not _private(view, paths, sandboxed):
+        view.check_outside_write(a, paths, EDIT_FAMILY)
 
 
 def _unknown_write(view: RuleView, a: Assessment, reason: str) -> None:
