@@ -75,6 +75,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     for cmd in parsed.commands:
         _writes(view, a, cmd, after, sandboxed)
     _redirects(view, a, parsed, after, sandboxed)
+    _network(view, a, parsed, after)
     _allowed(view, a, names, parsed, reading, after, command)
     return a
 
@@ -261,6 +262,41 @@ def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Wher
             view.check_edit(a, target, EDIT_FAMILY, mode_may_allow=where is not None and len(where.dirs) == 1)
             if not _private(view, view.spell(target), sandboxed):
                 view.check_outside_write(a, view.spell(target), EDIT_FAMILY)
+
+
+# ---- network by redirection ----------------------------------------------------------------------
+
+#: bash opens a socket, not a file, for a redirection to one of these (`echo x > /dev/tcp/HOST/PORT`)
+NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
+
+
+def _network(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Where | None) -> None:
+    """A redirection to `/dev/tcp/HOST/PORT` or `/dev/udp/…` is a network connection, not a file:
+    it asks whatever rule allowed the command (a `WebFetch(domain:HOST)` deny rule denies it), as
+    does an input redirection from a file only known at run time, which may be one. Only
+    bypassPermissions, where any command may reach the network, runs them unasked."""
+    for redirect in parsed.redirects:
+        if redirect.op in (">&", "<&") and (redirect.target.value or "").rstrip("-").isdigit():
+            continue  # a copy of a descriptor opens nothing
+        literal = word_text(redirect.target)
+        targets = expand_paths(redirect.target, where) if where is not None else None
+        if targets is None and literal is not None:
+            targets = [os.path.normpath(literal)]  # bash looks at the word itself, wherever it is
+        if targets is None:
+            if not redirect.writes and view.mode != "bypassPermissions":
+                a.guards.append(f"the redirection {redirect.op} {redirect.target.source} reads from a place only "
+                                f"known at run time (it may be a network connection)")
+            continue
+        for target in targets:
+            if not target.startswith(NETWORK_DEVICES):
+                continue
+            host = target.split("/")[3] if target.count("/") >= 4 else ""
+            rule = view.domain_hit("deny", frozenset({"WebFetch"}), host)
+            if rule is not None:
+                a.deny_with(f"connecting to {host} is denied by the rule {rule.text} ({rule.source})", rule)
+            elif view.mode != "bypassPermissions":
+                a.guards.append(f"the redirection {redirect.op} {redirect.target.source} opens a network connection "
+                                f"to {host or 'a host only known at run time'}")
 
 
 # ---- what allows the line ------------------------------------------------------------------------
