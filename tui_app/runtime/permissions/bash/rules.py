@@ -29,11 +29,11 @@ import os
 import re
 
 from tui_app.runtime.contract import ToolSpec
+from tui_app.runtime.permissions.bash.launchers import launched
 from tui_app.runtime.permissions.bash.outputs import output_writes
 from tui_app.runtime.permissions.bash.parse import (
     ParsedCommand,
     SimpleCommand,
-    after_xargs_options,
     parse_command,
     program_name,
 )
@@ -80,23 +80,44 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     return a
 
 
-def _variants(cmd: SimpleCommand) -> list[str]:
-    """The spellings deny and ask rules are tried on: as written, without assignments, with the
-    program's base name unquoted (`/usr/bin/curl`, `'curl'` and `c\\url` run curl), and what
-    `xargs -0 …` runs."""
+#: how deep launchers may nest (`env sudo su -c 'exec curl'`) before the program counts as unknown
+MAX_LAUNCH_DEPTH = 6
+
+
+def _spellings(cmd: SimpleCommand, depth: int = 0) -> tuple[list[str], list[str]]:
+    """The spellings deny and ask rules are tried on, and the programs only known at run time.
+
+    As written, without assignments, with the program's base name unquoted (`/usr/bin/curl`,
+    `'curl'` and `c\\url` run curl), and whatever the command starts (`exec curl`, `env -i
+    curl`, `sudo curl`, `find -exec curl`, `xargs -0 curl`, `su -c 'curl'`: see
+    `bash_launchers`)."""
     texts = [cmd.full_text, cmd.text]
-    name = cmd.name
+    unknown: list[str] = []
+    name = word_text(cmd.words[0]) if cmd.words else None
+    if cmd.words and name is None:
+        unknown.append(cmd.words[0].source)
     if name:
         texts.append(" ".join([os.path.basename(name), *(w.source for w in cmd.args)]))
-    inner = after_xargs_options(cmd)
-    if inner is not None:
-        texts.extend(_variants(inner))
-    return texts
+    started = launched(cmd)
+    if started is None or depth > MAX_LAUNCH_DEPTH:
+        return texts, [*unknown, cmd.text]
+    for source in [" ".join(w.source for w in words) for words in started.commands] + started.strings:
+        parsed = parse_command(source)
+        if not parsed.ok:
+            unknown.append(source)
+        for inner in parsed.commands:
+            more, lost = _spellings(inner, depth + 1)
+            texts += more
+            unknown += lost
+    return texts, unknown
 
 
 def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand) -> None:
-    texts = _variants(cmd)
+    texts, unknown = _spellings(cmd)
     a.hits(f"`{cmd.full_text}`", view.bash_hit("deny", names, texts), view.bash_hit("ask", names, texts))
+    if unknown and (view.of("deny", names) or view.of("ask", names)):
+        a.guards.append(f"the program `{unknown[0]}` is only known at run time: it may be one a deny or ask rule "
+                        f"names")
 
 
 # ---- reads ---------------------------------------------------------------------------------------
