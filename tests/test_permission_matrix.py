@@ -137,7 +137,7 @@ BASH_CASES = [
     C("readonly-git-diff", "Bash", "git diff HEAD~1 -- src", "allow", "tool"),
     C("readonly-git-branch-list", "Bash", "git branch -a", "allow", "tool"),
     C("git-branch-delete-not-readonly", "Bash", "git branch -D old", "ask", "mode"),
-    C("find-delete-not-readonly", "Bash", "find . -name x -delete", "ask", "mode"),
+    C("find-delete-not-readonly", "Bash", "find . -name x -delete", "ask", "guard"),  # removes unknown files
     C("find-exec-not-readonly", "Bash", "find . -exec rm {} ;", "ask", "mode"),
     C("find-execdir-not-readonly", "Bash", "find . -execdir rm {} ;", "ask", "mode"),
     C("sort-compress-program-not-readonly", "Bash", "sort --compress-program=sh notes", "ask", "mode"),
