@@ -259,3 +259,21 @@ async def test_an_ordinary_hard_link_is_read_and_written(place):
     out = await fe.call("Write", {"file_path": str(proj / "b.txt"), "content": "mine\n"})
     assert isinstance(out, ToolCallResult), out.model_content
     assert (proj / "b.txt").read_text() == "mine\n"
+
+
+async def test_a_real_session_checks_what_its_file_tools_open(tmp_path, monkeypatch):
+    """The session assembled from settings wires the policy's check into the file tools."""
+    from tests.builtin_kit import Workspace, of, run
+
+    space = Workspace(tmp_path)
+    for name, value in (("HOME", space.home), ("VIGIL_HOME", space.vigil_home)):
+        monkeypatch.setenv(name, str(value))
+    space.write(".env", CANARY + "\n")
+    os.link(space.project / ".env", space.project / "innocent.txt")
+    session = space.session([{"tool_calls": [{"id": "r1", "name": "Read",
+                                              "input": {"file_path": str(space.project / "innocent.txt")}}]},
+                             {"text": "done"}], settings={"permissions": {"deny": ["Read(.env)"]}})
+    _, events = await run(session)
+    [error] = of(events, "ToolCallError", call_id="r1")
+    assert "hard links" in error.model_content
+    assert all(CANARY not in str(request) for request in session.agent.client.requests)

@@ -94,9 +94,9 @@ def _inodes(paths: frozenset[str] | set[str]) -> set[tuple[int, int]]:
     return found
 
 
-def denied_inodes(patterns: list[PathPattern], limit: int = HARD_LINK_WALK_LIMIT) -> set[tuple[int, int]] | None:
+def denied_inodes(patterns: list[PathPattern], limit: int | None = None) -> set[tuple[int, int]] | None:
     """(device, inode) of every file the patterns cover; None when more than `limit` entries
-    would have to be looked at."""
+    (HARD_LINK_WALK_LIMIT) would have to be looked at."""
     roots: list[str] = []
     found: set[tuple[int, int]] = set()
     for pattern in patterns:
@@ -104,7 +104,7 @@ def denied_inodes(patterns: list[PathPattern], limit: int = HARD_LINK_WALK_LIMIT
         if not prefix.endswith("/"):  # a literal path: that one file (or directory)
             found |= _inodes({prefix})
         roots.append(prefix.rstrip("/") or "/")
-    budget = [limit]
+    budget = [HARD_LINK_WALK_LIMIT if limit is None else limit]
     for root in _outermost(roots):
         if not _walk(root, patterns, found, budget):
             return None
