@@ -2,8 +2,9 @@
 
 The permission room: rules, the policy, path rules, bash parsing and classification, the working
 directories, the second look at what a file tool opened (descriptor checks), the sandbox's
-decisions, the broker and the approval stage, and the hook decisions (what a hook's output means, how several hooks' words combine, which hooks run, and where the
-pipeline folds their word into the policy's).
+decisions, the broker and the approval stage, and the hook decisions (what a hook's output means,
+how several hooks' words combine, which hooks run, and where the pipeline folds their word into
+the policy's).
 
 Left unmutated, on purpose:
 
