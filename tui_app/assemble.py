@@ -257,6 +257,9 @@ def connect_services(session: Session) -> None:
     read_denial = getattr(session.policy, "read_denial", None)
     if read_denial is not None:  # Grep and Glob leave out the files Read deny rules keep from the model
         session.services.setdefault("read_denial", read_denial)
+    path_guard = getattr(session.policy, "opened_refusal", None)
+    if path_guard is not None:  # the file tools check what they opened, not only the path they were given
+        session.services.setdefault("path_guard", path_guard)
     file_state = session.services.get("file_state")
     if file_state is not None:
         file_state.bind(session.emit)

@@ -156,6 +156,7 @@ async def _rewrite_approved(state: CallState, request: ApprovalRequest, answer: 
     state.flags = spec.flags_of(state.input)
     decision = env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd))
     state.sandboxed = decision.sandboxed
+    state.checked_paths = tuple(getattr(decision, "paths", ()))
     decision = combine_with_hook(decision, "allow", answer.reason, spec)
     if decision.behavior == "deny":
         _resolve_denied(state, request, decision.decided_by, decision.reason, decision.rule)

@@ -554,6 +554,8 @@ class MemoryLoaded(_Event):
     #: {path, scope, bytes, imported_from}
     files: list[dict[str, Any]] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
+    #: {path, reason, imported_from}: files left out (a Read deny rule, outside the working directories)
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class SubagentStarted(_Event):

@@ -32,6 +32,7 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
+from tui_app.runtime.files.atomic import write_atomically
 from tui_app.runtime.files.diffing import structured_patch
 from tui_app.runtime.files.state import sha256_hex, stale
 from tui_app.runtime.permissions.decision import PermissionQuery
@@ -49,7 +50,6 @@ from tui_app.tools.file_edits import (
     read_current,
     result_of,
     updated_text,
-    write_atomically,
 )
 
 if TYPE_CHECKING:
