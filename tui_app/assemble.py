@@ -158,8 +158,10 @@ def build_policy(options: SessionOptions, settings: LoadedSettings | None = None
 
 
 def protect_settings(policy: RulePolicy, options: SessionOptions, settings: LoadedSettings) -> None:
-    """Settings files and the hook scripts they name: writing them always asks (self-protection)."""
+    """Settings files, the hook scripts they name and the git directories a worktree's `.git` file
+    points to: writing them always asks (self-protection)."""
     from tui_app.config import user_config_dir
+    from tui_app.runtime.permissions.sandbox_policy import git_pointers
     from tui_app.runtime.permissions.self_protection import hook_scripts, settings_files
 
     extra = [options.settings_file] if options.settings_file and not options.settings_file.lstrip().startswith("{") \
@@ -167,6 +169,7 @@ def protect_settings(policy: RulePolicy, options: SessionOptions, settings: Load
     handlers = [(h.command, h.args) for groups in settings.hooks.groups.values() for g in groups for h in g.handlers]
     policy.protect(settings_files(settings.project_dir, policy.home, str(user_config_dir()), extra))
     policy.protect(hook_scripts(handlers, settings.project_dir, policy.home))
+    policy.protect(p for root in [settings.project_dir, *settings.additional_dirs] for p in git_pointers(root))
 
 
 def build_sandbox(policy: RulePolicy, settings: LoadedSettings) -> Any:
