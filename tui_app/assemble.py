@@ -219,7 +219,18 @@ def build_hooks(options: SessionOptions, settings: LoadedSettings | None = None,
         return spec.aliases if spec is not None else ()
 
     return CommandHooks(settings.hooks, project_dir=settings.project_dir, cwd=settings.project_dir,
-                        emit=emit or (lambda event: event), aliases_of=aliases_of)
+                        emit=emit or (lambda event: event), aliases_of=aliases_of,
+                        seals=hook_seals(settings.hooks, settings.project_dir))
+
+
+def hook_seals(hooks: Any, project_dir: str) -> dict[tuple[str, tuple[str, ...] | None], dict[str, str]]:
+    """Each hook's scripts as they are now: a hook whose script changes later is not run."""
+    from tui_app.runtime.hooks.seal import seal
+    from tui_app.runtime.permissions.self_protection import sealed_scripts
+
+    home = os.path.expanduser("~")
+    return {h.key: seal(sealed_scripts(h.command, h.args, project_dir, home))
+            for groups in hooks.groups.values() for g in groups for h in g.handlers}
 
 
 def build_registry(policy: PermissionPolicy) -> ToolRegistry:
