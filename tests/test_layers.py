@@ -17,7 +17,7 @@ RUNTIME = ROOT / "tui_app" / "runtime"
 FLOORS: list[tuple[str, ...]] = [
     ("tui_app.runtime",),
     ("tui_app.tools", "tui_app.providers", "tui_app.mcp", "tui_app.agents", "widgets"),
-    ("tui_app.config", "tui_app.demo"),
+    ("tui_app.config", "tui_app.project_trust", "tui_app.demo"),
     ("tui_app.assemble",),
     ("tui_app.headless", "tui_app.app", "tui_app.host"),
     ("tui_app.cli", "tui_app.__main__"),

@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-claude-settings", action="store_true", help="ignore ~/.claude and .claude files")
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE")
     parser.add_argument("--strict-mcp-config", action="store_true")
+    parser.add_argument("--trust-project", action="store_true",
+                        help="run the project's own hooks and .mcp.json servers without asking (see README)")
     parser.add_argument("--cwd", default=None, metavar="DIR", help="working directory (default: current)")
     parser.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model steps")
     parser.add_argument("--resume", metavar="ID", help="continue a recorded session")
@@ -134,7 +136,7 @@ def options_from(args: argparse.Namespace, interactive: bool):
         settings_file=args.settings, no_claude_settings=args.no_claude_settings, mcp_config=args.mcp_config,
         strict_mcp_config=args.strict_mcp_config, max_turns=args.max_turns, resume=args.resume,
         interactive=interactive, add_dirs=list(getattr(args, "add_dir", None) or []),
-        agent=args.agent, agent_command=args.agent_command,
+        agent=args.agent, agent_command=args.agent_command, trust_project=args.trust_project,
     )
 
 

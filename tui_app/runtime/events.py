@@ -120,7 +120,8 @@ class ToolMenu(_Event):
 class McpServerStatus(_Event):
     type: Literal["McpServerStatus"] = "McpServerStatus"
     server: str
-    status: Literal["connecting", "connected", "failed", "disconnected"]
+    #: needs-trust: a project's server, not started until the user trusts the project
+    status: Literal["connecting", "connected", "failed", "disconnected", "needs-trust"]
     tools: int = 0
     message: str = ""
     log_path: str | None = None
