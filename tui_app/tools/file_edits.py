@@ -236,6 +236,9 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
             current = current_at(place, path, check)
         except OSError as exc:
             raise _failure(path, exc) from None
+        held = access.read(path) if access is not None else None
+        if held is not None:  # a client's buffer is what the user sees and the model read (read_current)
+            current = Current(path, held, current.mode)
         if current.data is None and check is not None:
             check("edit", new_file(place.real))
         if current.data is not None:
