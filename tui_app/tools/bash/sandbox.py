@@ -10,6 +10,9 @@ The policy (what is writable, masked, read-only; which calls are sandboxed) is t
           --ro-bind P P         protected paths inside them
           --tmpfs D --remount-ro D   masked directories, and protected names that do not exist yet
           --ro-bind /dev/null F      masked files (reading them fails: Permission denied)
+          --ro-bind S S              readable directories inside hidden ones (the session's artifacts)
+          --ro-bind EMPTY F          credential files (an empty read-only file: tools that read
+                                     `~/.npmrc` or `~/.docker/config.json` go on without it)
           --ro-bind SOCK /tmp/.vigil-proxy.sock
           --chdir CWD -- bash -c BRIDGE bash COMMAND
 
@@ -120,8 +123,9 @@ def _leave(placeholders: tuple[tuple[str, str], ...]) -> None:
 
 # ---- the argv ----------------------------------------------------------------------------------------
 
-def mount_args(layout: SandboxLayout, proxy_socket: str | None) -> list[str]:
-    """bwrap's filesystem arguments for a layout, shallow paths first."""
+def mount_args(layout: SandboxLayout, proxy_socket: str | None, empty_file: str = "/dev/null") -> list[str]:
+    """bwrap's filesystem arguments for a layout, shallow paths first. `empty_file`: an empty
+    read-only file on the host, shown in place of each credential file."""
     masked = tuple(layout.masked_dirs)
     ops: list[tuple[int, int, list[str]]] = []
     # a working directory under /tmp: the host's tree it sits in is shown read-only around it, so
@@ -154,6 +158,12 @@ def mount_args(layout: SandboxLayout, proxy_socket: str | None) -> list[str]:
     for path in layout.masked_files:
         if relevant(path) and not inside(path, masked):
             add(path, 3, ["--ro-bind", "/dev/null", path])
+    for path in layout.empty_files:
+        if relevant(path) and not inside(path, masked):
+            add(path, 3, ["--ro-bind", empty_file, path])
+    for path in layout.shown:
+        if relevant(path):
+            add(path, 4, ["--ro-bind", path, path])
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for _depth, _rank, op in sorted(ops, key=lambda o: (o[0], o[1])):
         args += op
@@ -228,6 +238,22 @@ def _remove_dir(path: str) -> None:
         os.rmdir(path)
 
 
+@cache
+def _empty_file() -> str:
+    """An empty read-only file of this process's, bound over credential files."""
+    path = os.path.join(_socket_dir(), "empty")
+    with open(path, "w"):
+        pass
+    os.chmod(path, 0o444)
+    atexit.register(_remove_file, path)
+    return path
+
+
+def _remove_file(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
 _socket_numbers = itertools.count(1)
 
 
@@ -251,9 +277,10 @@ async def prepare(policy: SandboxPolicy, cwd: str, env: dict[str, str], command:
     except BaseException:
         _leave(())
         raise
-    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(env, proxy is not None), layout=layout, proxy=proxy,
-                    unsandboxed_allowed=policy.settings.allow_unsandboxed)
-    prefix = [bwrap, *found.flags, *mount_args(layout, proxy.path if proxy else None), "--chdir", cwd, "--"]
+    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(policy.command_env(env), proxy is not None),
+                    layout=layout, proxy=proxy, unsandboxed_allowed=policy.settings.allow_unsandboxed)
+    empty = _empty_file() if layout.empty_files else "/dev/null"
+    prefix = [bwrap, *found.flags, *mount_args(layout, proxy.path if proxy else None, empty), "--chdir", cwd, "--"]
 
     def wrap(argv: list[str]) -> list[str]:
         if proxy is None:

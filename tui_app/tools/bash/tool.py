@@ -33,6 +33,7 @@ from tui_app.runtime.contract import (
     ToolTimedOut,
 )
 from tui_app.runtime.display import BashOutputDisplay
+from tui_app.runtime.permissions.sandbox_secrets import scrub_env
 from tui_app.runtime.results import budgets
 from tui_app.runtime.results.serialize import cut_head_bytes, cut_tail_bytes, persisted_envelope, preview_head, utf8_len
 from tui_app.runtime.timeouts import env_ms
@@ -153,9 +154,13 @@ class BashRawResult(RawResult):
     facts: BashFacts | None = None
 
 
-def shell_env() -> dict[str, str]:
-    # the user's environment as it is; nothing of Vigil's own (keys, tokens) is added to it
-    return dict(os.environ)
+def shell_env(ctx: ToolContext | None = None) -> dict[str, str]:
+    """The user's environment without what looks like a secret (provider keys, tokens, cloud
+    credentials: `sandbox_secrets`), sandboxed or not, but for what `sandbox.env.keep` names.
+    Nothing of Vigil's own is added to it."""
+    sandbox = ctx.service("sandbox") if ctx is not None else None
+    keep = getattr(getattr(sandbox, "settings", None), "env_keep", ())
+    return scrub_env(os.environ, keep)
 
 
 def display_of(command: str, got: Collected, began: float, *, exit_code: int | None = None,
@@ -231,7 +236,7 @@ def _pause_deadline(ctx: ToolContext) -> None:
 
 
 async def run_foreground(args: BashInput, ctx: ToolContext) -> RawResult:
-    launch = await sandbox_launch(args, ctx, shell_env())
+    launch = await sandbox_launch(args, ctx, shell_env(ctx))
     try:
         return await _run_foreground(args, ctx, launch)
     finally:
@@ -243,7 +248,7 @@ async def _run_foreground(args: BashInput, ctx: ToolContext, launch: Launch | No
     collector = OutputCollector(artifacts=ctx.service("artifacts"), call_id=ctx.call_id, progress=ctx.progress)
     began = time.monotonic()
     try:
-        run = await ShellRun.start(args.command, ctx.cwd, launch.env if launch else shell_env(), collector.feed,
+        run = await ShellRun.start(args.command, ctx.cwd, launch.env if launch else shell_env(ctx), collector.feed,
                                    GRACE_S, wrap=launch.wrap if launch else None)
     except OSError as exc:
         collector.finish()
@@ -274,10 +279,10 @@ async def start_background(args: BashInput, ctx: ToolContext) -> RawResult:
     tasks = ctx.service("background_tasks")
     if tasks is None:
         raise ToolFailure("Background tasks are not available in this session.")
-    launch = await sandbox_launch(args, ctx, shell_env())
+    launch = await sandbox_launch(args, ctx, shell_env(ctx))
     try:
         task = await tasks.start(args.command, ctx.cwd, call_id=ctx.call_id, artifacts=ctx.service("artifacts"),
-                                 env=launch.env if launch else shell_env(), wrap=launch.wrap if launch else None,
+                                 env=launch.env if launch else shell_env(ctx), wrap=launch.wrap if launch else None,
                                  on_end=launch.close if launch else None)
     except OSError as exc:
         if launch is not None:
