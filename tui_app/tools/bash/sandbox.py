@@ -41,6 +41,7 @@ from tui_app.runtime.permissions.bash.parse import parse_command
 from tui_app.runtime.permissions.bash.readonly import classify
 from tui_app.runtime.permissions.sandbox_policy import SandboxLayout, SandboxPolicy
 from tui_app.runtime.permissions.working_dirs import inside
+from tui_app.runtime.processes import reaper
 from tui_app.tools.bash.net_proxy import DomainAsker, NetProxy
 
 PROXY_PORT = 3128
@@ -118,6 +119,7 @@ def _leave(placeholders: tuple[tuple[str, str], ...]) -> None:
         for path in sorted(_placeholders, key=len, reverse=True):
             with contextlib.suppress(OSError):
                 os.rmdir(path)  # only ever succeeds while it is still the empty placeholder
+            reaper.unwatch_placeholder(path)
         _placeholders.clear()
 
 
@@ -269,6 +271,8 @@ async def prepare(policy: SandboxPolicy, cwd: str, env: dict[str, str], command:
     _enter()
     try:
         layout = policy.layout()
+        for path, _kind in layout.placeholders:
+            reaper.watch_placeholder(path)  # bwrap creates it; a Vigil killed now leaves it to the reaper
         proxy = None
         if found.network and needs_network(command):
             path = os.path.join(_socket_dir(), f"p{next(_socket_numbers)}.sock")
