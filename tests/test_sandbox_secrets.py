@@ -244,3 +244,29 @@ async def test_no_spelling_brings_a_secret_to_the_model(canary_root, monkeypatch
         assert {"env", "printenv", "printenv ANTHROPIC_API_KEY"} <= set(ran), ran
     if enabled and mode != "plan":
         assert {"sh -c 'sh peek.sh'", ". ./peek.sh", "echo $MY_TOKEN", "set", "export -p"} <= set(ran), ran
+
+
+async def test_a_path_inside_a_hidden_directory_the_settings_name_is_shown_alone(canary_root, monkeypatch):
+    ws = workspace(canary_root, monkeypatch, enabled=True, filesystem={"allowRead": ["~/.ssh/known_hosts"]})
+    (ws.canary.home / ".ssh" / "known_hosts").write_text("github.com ssh-ed25519 AAAAKNOWN\n")
+    found = await run(ws, script(ws, "cat {home}/.ssh/known_hosts {home}/.ssh/id_rsa; ls {home}/.ssh"))
+    assert found.sandboxed and "AAAAKNOWN" in found.text(), found.describe()
+    assert ws.leaked(found.text()) == [], found.describe()
+
+
+async def test_a_background_commands_output_in_vigils_home_stays_readable(canary_root, monkeypatch):
+    """Vigil's home is hidden, but the session's own artifacts (where a background command's output
+    is written, and where the model is told to look) are shown read-only."""
+    ws = workspace(canary_root, monkeypatch, enabled=True)
+    session = await open_session(ws.canary)
+    try:
+        started = await attempt(session, ws.canary, "Bash", {"command": "echo BG-OUTPUT-OK", "run_in_background": True})
+        path = next(line.split(": ", 1)[1] for line in started.text().splitlines() if "being written to" in line)
+        task = started.outcome.model_content.split("ID: ", 1)[1].split()[0]
+        await attempt(session, ws.canary, "TaskOutput", {"task_id": task, "block": True, "timeout": 60_000})
+        found = await attempt(session, ws.canary, "Bash", {"command": f"cat {path}"})
+        assert found.ran and found.sandboxed, found.describe()
+        assert "BG-OUTPUT-OK" in found.text(), found.describe()
+        assert ws.values["vigil-home"] not in found.text()
+    finally:
+        await session.close()

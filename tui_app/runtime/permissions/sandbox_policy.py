@@ -176,8 +176,8 @@ class SandboxLayout:
     complete: bool = True
     #: credential files shown as an empty read-only file (credential directories are in `masked_dirs`)
     empty_files: tuple[str, ...] = ()
-    #: read-only directories inside a hidden one that are shown all the same (the session's artifacts
-    #: in Vigil's home: a background command's output file)
+    #: read-only paths inside a hidden directory that are shown all the same (`allowRead`, and the
+    #: session's artifacts in Vigil's home: a background command's output file)
     shown: tuple[str, ...] = ()
 
 
@@ -286,9 +286,10 @@ class SandboxPolicy:
         writable = _outermost(writable)
         masked_dirs, masked_files, unwalked = self._masks()
         hidden_dirs, empty_files = self._secrets(writable)
-        readable_only = [os.path.realpath(d) for d in self.dirs.readable_roots if d not in self.dirs.roots]
-        shown = [p for p in dict.fromkeys(readable_only) if os.path.isdir(p) and inside(p, tuple(hidden_dirs))
-                 and not inside(p, tuple(masked_dirs))]
+        # inside a hidden directory, what settings or the session name is shown all the same
+        named = [d for d in self.dirs.readable_roots if d not in self.dirs.roots] + list(self.settings.allow_read)
+        shown = [p for p in dict.fromkeys(os.path.realpath(d) for d in named) if os.path.exists(p)
+                 and any(inside(p, (h,)) and p != h for h in hidden_dirs) and not inside(p, tuple(masked_dirs))]
         masked_dirs = _outermost(masked_dirs + hidden_dirs)
         empty_files = [f for f in empty_files if not inside(f, tuple(masked_dirs)) and f not in masked_files]
         masked_files = [f for f in masked_files if not inside(f, tuple(masked_dirs))]

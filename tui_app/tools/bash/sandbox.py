@@ -154,9 +154,12 @@ def mount_args(layout: SandboxLayout, proxy_socket: str | None, empty_file: str 
         # grep do not see an empty directory, and nothing can be created in its place
         if not inside(path, masked):
             add(path, 2, ["--tmpfs", path, "--remount-ro", path])
+    # a hidden directory with something shown inside gets its mount points made first, then is
+    # made read-only once they are bound
+    holding = {path for path in masked if any(inside(s, (path,)) and s != path for s in layout.shown)}
     for path in masked:
         if relevant(path):
-            add(path, 3, ["--tmpfs", path, "--remount-ro", path])
+            add(path, 3, ["--tmpfs", path] + ([] if path in holding else ["--remount-ro", path]))
     for path in layout.masked_files:
         if relevant(path) and not inside(path, masked):
             add(path, 3, ["--ro-bind", "/dev/null", path])
@@ -169,6 +172,9 @@ def mount_args(layout: SandboxLayout, proxy_socket: str | None, empty_file: str 
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for _depth, _rank, op in sorted(ops, key=lambda o: (o[0], o[1])):
         args += op
+    for path in sorted(holding):
+        if relevant(path):
+            args += ["--remount-ro", path]
     if proxy_socket is not None:
         args += ["--ro-bind", proxy_socket, PROXY_SOCKET]
     return args
