@@ -235,14 +235,17 @@ def test_what_a_credential_variable_names_is_hidden(home, tmp_path, name):
     ]
 
 
-def test_a_list_of_paths_in_a_variable_is_hidden_whole_but_not_relative_ones(home, tmp_path):
+def test_a_list_of_paths_in_a_variable_is_hidden_whole_but_not_relative_ones(home, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # `rel` exists relative to the cwd: still not hidden (nor resolved)
     for name in ("a", "b", "rel"):
         make(tmp_path / name)
     value = os.pathsep.join([str(tmp_path / "a"), "rel", str(tmp_path / "b")])
     assert secret_paths(str(home), {"KUBECONFIG": value}) == [str(tmp_path / "a"), str(tmp_path / "b")]
 
 
-def test_vigils_state_is_hidden_and_a_link_at_its_target(home, tmp_path):
+def test_vigils_state_is_hidden_and_a_link_at_its_target(home, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make(tmp_path / "relative", directory=True)
     make(tmp_path / "state", directory=True)
     make(tmp_path / "real-ssh", directory=True)
     os.symlink(tmp_path / "real-ssh", home / ".ssh")
@@ -270,7 +273,7 @@ def test_a_secret_variable_is_left_out(name):
 
 @pytest.mark.parametrize("name", KEPT)
 def test_an_ordinary_variable_is_kept(name):
-    assert not is_secret_variable(name, "plain value")
+    assert is_secret_variable(name, "plain value") is False
     assert scrub_env({name: "plain value"}) == {name: "plain value"}
 
 

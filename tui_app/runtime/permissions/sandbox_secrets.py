@@ -102,45 +102,18 @@ PATH_VARIABLES = (
     "PASSWORD_STORE_DIR",
 )
 
-#: variables never passed to a Bash command (upper-cased names, `*` wildcards)
+#: variables never passed to a Bash command (upper-cased names, `*` wildcards). The provider keys
+#: (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`), `GITHUB_TOKEN`, `GH_TOKEN`, `GOOGLE_APPLICATION_CREDENTIALS`
+#: and the like are caught by the patterns
 SECRET_VARIABLES = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "SSH_AUTH_SOCK",
-    "GPG_AGENT_INFO",
-    "DBUS_SESSION_BUS_ADDRESS",
-    "KRB5CCNAME",
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "CREDENTIALS",
-    "*_KEY",
-    "*_KEYS",
-    "*_KEY_*",
-    "*_TOKEN",
-    "*_TOKENS",
-    "*_TOKEN_*",
-    "*_SECRET",
-    "*_SECRETS",
-    "*_SECRET_*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*_CREDENTIAL",
-    "*_CREDENTIALS",
-    "*APIKEY*",
-    "*_PAT",
-    "*_AUTH",
-    "AWS_*",
-    "AZURE_*",
-    "ARM_CLIENT_*",
-)
+    "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "KRB5CCNAME",
+    "KEY", "TOKEN", "SECRET", "CREDENTIALS",
+    "*_KEY", "*_KEYS", "*_KEY_*", "*_TOKEN", "*_TOKENS", "*_TOKEN_*", "*_SECRET", "*_SECRETS", "*_SECRET_*",
+    "*PASSWORD*", "*PASSWD*", "*_CREDENTIAL", "*_CREDENTIALS", "*APIKEY*", "*_PAT", "*_AUTH",
+    "AWS_*", "AZURE_*", "ARM_CLIENT_*",
+)  # fmt: skip
 #: names the patterns above would catch that hold no secret (git's own configuration by variable)
-NOT_SECRET = ("GIT_CONFIG_KEY_*", "GIT_CONFIG_COUNT")
+NOT_SECRET = ("GIT_CONFIG_KEY_*",)
 #: a value holding a password in a URL (`postgres://user:pw@host/db`) is a secret whatever its name
 _URL_PASSWORD = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@")
 
@@ -150,14 +123,14 @@ def secret_paths(home: str, environ: Mapping[str, str], state: Iterable[str] = (
     `state`: Vigil's own directories (its home, its user settings)."""
     candidates = [os.path.join(home, rel) for rel in HOME_SECRETS]
     config = environ.get("XDG_CONFIG_HOME", "")
-    if os.path.isabs(config) and os.path.normpath(config) != os.path.join(home, ".config"):
+    if os.path.isabs(config):  # ~/.config itself: the same paths again, found once
         candidates += [os.path.join(config, rel) for rel in CONFIG_SECRETS]
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(runtime):
         candidates += [os.path.join(runtime, rel) for rel in RUNTIME_SECRETS]
     for name in PATH_VARIABLES:
         candidates += [p for p in environ.get(name, "").split(os.pathsep) if os.path.isabs(p)]
-    candidates += [p for p in state if p and os.path.isabs(p)]
+    candidates += [p for p in state if os.path.isabs(p)]
     found: list[str] = []
     for path in candidates:
         if os.path.lexists(path):
