@@ -13,6 +13,7 @@ from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.permissions.policy import RulePolicy
 from tui_app.runtime.permissions.rules import make_rule
 from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy, SandboxSettings
+from tui_app.runtime.permissions.working_dirs import WorkingDirs
 
 __all__ = ["canary_root"]
 LIMIT = 40
@@ -62,6 +63,17 @@ def test_an_incomplete_mask_asks_and_says_why(tmp_path, small_walk, settings, co
     assert "Read(**/.env)" in got.reason and "cannot hide" in got.reason and str(LIMIT) in got.reason
 
 
+def test_the_layout_says_whether_its_masks_are_complete(tmp_path, small_walk):
+    policy = RulePolicy(
+        cwd=str(tmp_path), home=str(tmp_path), rules=[make_rule("Read(**/.env)", "deny", "settings", str(tmp_path))]
+    )
+    sandbox = SandboxPolicy(SandboxSettings(), dirs=policy.dirs, home=str(tmp_path), read_denials=policy.read_patterns)
+    tree(tmp_path, LIMIT - 10)
+    assert sandbox.layout().complete is True
+    tree(tmp_path, LIMIT + 20)
+    assert sandbox.layout().complete is False
+
+
 def test_in_dont_ask_mode_an_incomplete_mask_denies(tmp_path, small_walk):
     tree(tmp_path, LIMIT + 20)
     got = decide(tmp_path, "ls", mode="dontAsk", enabled=True)
@@ -73,6 +85,8 @@ def test_a_mask_that_is_complete_changes_nothing(tmp_path, small_walk, settings,
     tree(tmp_path, LIMIT - 10)
     got = decide(tmp_path, command, **settings)
     assert (got.behavior, got.decided_by) == ("allow", "tool"), got.reason
+    sandbox = SandboxPolicy(SandboxSettings(), dirs=WorkingDirs(str(tmp_path)), home=str(tmp_path))
+    assert sandbox.mask_gap() == ""
 
 
 def test_an_incomplete_mask_does_not_stop_bypass_permissions(tmp_path, small_walk):

@@ -376,3 +376,54 @@ def test_a_readable_directory_inside_vigils_hidden_home_is_shown(tmp_path, home)
     )
     layout = policy.layout()
     assert str(tmp_path / "vigil") in layout.masked_dirs and layout.shown == (str(artifacts),)
+
+
+def test_only_what_exists_inside_a_hidden_directory_is_shown(tmp_path, home):
+    """bwrap cannot bind what is not there: a named path that is missing is left out."""
+    make(home / ".ssh" / "id_rsa")
+    make(home / ".aws" / "credentials")
+    make(home / ".aws" / "config")
+    named = (str(home / ".ssh" / "known_hosts"), str(home / ".aws" / "config"))
+    layout = policy_for(tmp_path, home, allow_read=named).layout()
+    assert layout.shown == (str(home / ".aws" / "config"),)
+    assert {str(home / ".ssh"), str(home / ".aws")} <= set(layout.masked_dirs)
+
+
+def test_a_readable_directory_that_is_a_hidden_one_or_under_a_deny_mask_is_not_shown(tmp_path, home):
+    vigil = tmp_path / "vigil"
+    (vigil / "sessions" / "s1" / "artifacts").mkdir(parents=True)
+    (tmp_path / "proj").mkdir()
+    dirs = WorkingDirs(str(tmp_path / "proj"))
+    dirs.add_readable([str(vigil), str(vigil / "sessions" / "s1" / "artifacts")])
+    policy = SandboxPolicy(
+        SandboxSettings(deny_read=(str(vigil / "sessions"),)),
+        dirs=dirs,
+        home=str(home),
+        environ={},
+        state_dirs=(str(vigil),),
+    )
+    layout = policy.layout()
+    assert str(vigil) in layout.masked_dirs and layout.shown == ()
+
+
+def test_a_hidden_file_under_a_deny_mask_gets_no_bind_of_its_own(tmp_path, home):
+    """Inside a read-only tmpfs no mount point can be made: the mask alone hides it."""
+    make(home / ".docker" / "config.json")
+    make(home / ".netrc")
+    layout = policy_for(tmp_path, home, deny_read=(str(home / ".docker"), str(home / ".netrc"))).layout()
+    assert str(home / ".docker") in layout.masked_dirs and layout.empty_files == ()
+    assert layout.masked_files == (str(home / ".netrc"),)
+
+
+def test_a_denied_file_inside_a_hidden_directory_is_left_to_the_directory(tmp_path, home):
+    make(home / ".ssh" / "id_rsa")
+    layout = policy_for(tmp_path, home, deny_read=(str(home / ".ssh" / "id_rsa"),)).layout()
+    assert str(home / ".ssh") in layout.masked_dirs and layout.masked_files == ()
+
+
+def test_any_working_directory_inside_a_credential_directory_keeps_it_shown(tmp_path, home):
+    make(home / ".claude" / "work" / "x")
+    (tmp_path / "proj").mkdir()
+    dirs = WorkingDirs(str(tmp_path / "proj"), additional=[str(home / ".claude" / "work")])
+    layout = SandboxPolicy(SandboxSettings(), dirs=dirs, home=str(home), environ={}).layout()
+    assert str(home / ".claude") not in layout.masked_dirs

@@ -287,7 +287,8 @@ class SandboxPolicy:
         masked_dirs, masked_files, unwalked = self._masks()
         hidden_dirs, empty_files = self._secrets(writable)
         # inside a hidden directory, what settings or the session name is shown all the same
-        named = [d for d in self.dirs.readable_roots if d not in self.dirs.roots] + list(self.settings.allow_read)
+        # (a working directory is never inside a hidden one: `_secrets` leaves such a one shown)
+        named = list(self.dirs.readable_roots) + list(self.settings.allow_read)
         shown = [p for p in dict.fromkeys(os.path.realpath(d) for d in named) if os.path.exists(p)
                  and any(inside(p, (h,)) and p != h for h in hidden_dirs) and not inside(p, tuple(masked_dirs))]
         masked_dirs = _outermost(masked_dirs + hidden_dirs)
