@@ -1,6 +1,6 @@
 """A Vigil killed with -9 leaves nothing of its own in the project: the empty mount points bwrap
-creates for protected names that do not exist yet (`.mcp.json/`, `.claude/`, `.vigil/`,
-`.git/hooks/`) are removed by the reaper once the sandbox is gone. A real `vigil -p`, a real
+creates for protected names that do not exist yet (`.mcp.json/`, `.claude/`, `.vigil/`)
+are removed by the reaper once the sandbox is gone. A real `vigil -p`, a real
 sandboxed command, a real kill -9."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_kill_9_of_vigil_leaves_no_sandbox_placeholder_in_the_project(tmp_path):
         "--no-claude-settings",
     ]
     process = start_vigil(args, tmp_path / "home", mark)
-    placeholders = [project / ".mcp.json", project / ".claude", project / ".vigil", project / ".git" / "hooks"]
+    placeholders = [project / ".mcp.json", project / ".claude", project / ".vigil"]
     try:
         # the command runs in the sandbox, over the placeholders bwrap made on the host
         wait_for(
