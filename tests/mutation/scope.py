@@ -42,6 +42,7 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/bash/programs.py": None,
     "tui_app/runtime/permissions/bash/rules.py": None,
     "tui_app/runtime/permissions/sandbox_policy.py": None,
+    "tui_app/runtime/permissions/sandbox_secrets.py": None,
     "tui_app/runtime/permissions/self_protection.py": None,
     "tui_app/runtime/permissions/descriptor_checks.py": None,
     "tui_app/runtime/permissions/network_ask.py": None,
@@ -59,6 +60,7 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
 NOT_IN_DECISIONS = frozenset({
     "tui_app/runtime/permissions/bash/parse.py", "tui_app/runtime/permissions/bash/words.py",
     "tui_app/runtime/permissions/bash/programs.py", "tui_app/runtime/permissions/sandbox_policy.py",
+    "tui_app/runtime/permissions/sandbox_secrets.py",
     "tui_app/runtime/permissions/network_ask.py", "tui_app/runtime/permissions/updates.py",
     "tui_app/runtime/hooks/config.py",
 })
@@ -98,6 +100,7 @@ TEST_FILES = (
     "tests/test_pipeline_failures.py",
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",
+    "tests/test_sandbox_secrets.py",
     "tests/test_attack_corpus.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )

@@ -176,7 +176,7 @@ class AgentTerminals:
     async def _run(self, args: TerminalInput, ctx: ToolContext) -> RawResult:
         # in the sandbox when Vigil's policy said so (the permission stage's decision is final)
         launch = await sandbox_launch(SimpleNamespace(command=args.command, dangerouslyDisableSandbox=False), ctx,
-                                      {**shell_env(), **(args.env or {})})
+                                      {**shell_env(ctx), **(args.env or {})})
         try:
             return await self._run_in(args, ctx, launch)
         finally:
@@ -191,7 +191,7 @@ class AgentTerminals:
             collector.feed(stream, data)
             terminal.feed(data)
 
-        env = launch.env if launch is not None else {**shell_env(), **(args.env or {})}
+        env = launch.env if launch is not None else {**shell_env(ctx), **(args.env or {})}
         try:
             run = await ShellRun.start(args.command, args.cwd or ctx.cwd, env, feed, GRACE_S,
                                        wrap=launch.wrap if launch is not None else None)
