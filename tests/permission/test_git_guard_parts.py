@@ -260,12 +260,46 @@ def test_the_configuration_of_every_repository_file_counts(tmp_path, repo):
     worktree_config.write_text('[diff "w"]\n\ttextconv = x\n')
     assert "diff.w.textconv" in (git_problem([str(repo)], [str(repo)], home, {}) or "")
     worktree_config.unlink()
-    module = repo / ".git" / "modules" / "a" / "modules" / "b"
-    module.mkdir(parents=True)
-    (module / "config").write_text('[filter "m"]\n\tclean = x\n')
-    assert "filter.m.clean" in (git_problem([str(repo)], [str(repo)], home, {}) or "")
-    (module / "config").unlink()
+    # a real submodule: git writes core.worktree into its configuration, which is let be
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q")
+    (lib / "f").write_text("x\n")
+    git(lib, "add", "-A")
+    git(lib, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "libs/lib")
+    module = repo / ".git" / "modules" / "libs" / "lib"
+    assert "worktree" in (module / "config").read_text()
     assert git_problem([str(repo)], [str(repo)], home, {}) is None
+    with open(module / "config", "a", encoding="utf-8") as handle:
+        handle.write('[filter "m"]\n\tclean = x\n')
+    assert "filter.m.clean" in (git_problem([str(repo)], [str(repo)], home, {}) or "")
+    # a submodule's submodule, and nothing looked for inside their object stores
+    nested = module / "modules" / "inner"
+    for part in ("objects", "refs"):
+        (nested / part).mkdir(parents=True)
+    (nested / "HEAD").write_text("ref: refs/heads/main\n")
+    (nested / "config").write_text('[diff "n"]\n\ttextconv = x\n[core]\n\tworktree = ../x\n')
+    (module / "objects" / "config").write_text('[diff "o"]\n\ttextconv = x\n')
+    found = git_guard.module_config_files(git_guard.Repository(str(repo / ".git"), str(repo)))
+    assert found == [str(module / "config"), str(nested / "config")]
+    (nested / "config").write_text("[core]\n\tworktree = ../x\n")
+    assert "worktree" in (config_problem([str(nested / "config")], home) or "")  # elsewhere it asks
+    assert config_problem([str(nested / "config")], home, git_guard.MODULE_KEYS) is None
+    deep = repo / ".git" / "modules" / "a" / "b" / "c" / "d" / "e" / "f" / "g"
+    for part in ("objects", "refs"):
+        (deep / part).mkdir(parents=True)
+    (deep / "HEAD").write_text("ref: refs/heads/main\n")
+    (deep / "config").write_text("")
+    assert str(deep / "config") not in git_guard.module_config_files(git_guard.Repository(str(repo / ".git"), None))
+    assert str(deep.parent / "config") not in found
+    (deep.parent / "HEAD").write_text("x")
+    (deep.parent / "objects").mkdir()
+    (deep.parent / "refs").mkdir()
+    (deep.parent / "config").write_text("")
+    assert str(deep.parent / "config") in git_guard.module_config_files(git_guard.Repository(str(repo / ".git"), None))
+    (module / "config").write_text((module / "config").read_text().replace("clean = x", "name = x"))
+    (nested / "config").write_text("")
     # a linked worktree reads the common directory's config
     git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
     plant(repo, '[diff "c"]\n\tcommand = x\n')

@@ -194,8 +194,9 @@ def _include_target(value: str, including: str, home: str) -> str:
     return os.path.normpath(os.path.join(os.path.dirname(including), value))
 
 
-def config_problem(paths: Iterable[str], home: str) -> str | None:
-    """The first reason the configuration files (and what they include) make git ask."""
+def config_problem(paths: Iterable[str], home: str, allowed: frozenset[str] = frozenset()) -> str | None:
+    """The first reason the configuration files (and what they include) make git ask; keys in
+    `allowed` (lower case) are let be."""
     stack = [(p, 0) for p in reversed(list(paths))]
     seen: set[str] = set()
     while stack:
@@ -216,7 +217,7 @@ def config_problem(paths: Iterable[str], home: str) -> str | None:
                     return f"{path} includes configuration too deeply to follow"
                 stack.append((_include_target(value, path, home), depth + 1))
                 continue
-            why = key_problem(key, value)
+            why = None if key.lower() in allowed else key_problem(key, value)
             if why is not None:
                 return f"the git configuration {path}: {why}"
     return None
@@ -289,16 +290,28 @@ def _common_dir(git_dir: str) -> str:
     return os.path.normpath(os.path.join(git_dir, text)) if text else git_dir
 
 
+#: what git itself writes into the configuration of a submodule it keeps under `modules/`
+MODULE_KEYS = frozenset({"core.worktree"})
+#: how deep submodule names (which may hold slashes) are looked for under `modules/`
+MAX_MODULE_DEPTH = 6
+
+
 def config_files(repo: Repository) -> list[str]:
-    """The repository's own configuration files: the common config, the worktree's, and those of
-    submodules git keeps under `modules/`."""
-    common = _common_dir(repo.git_dir)
-    files = [os.path.join(common, "config"), os.path.join(repo.git_dir, "config.worktree")]
-    modules = os.path.join(common, "modules")
+    """The repository's own configuration files: the common config and the worktree's."""
+    return [os.path.join(_common_dir(repo.git_dir), "config"), os.path.join(repo.git_dir, "config.worktree")]
+
+
+def module_config_files(repo: Repository) -> list[str]:
+    """The configuration files of the submodules git keeps under `modules/` (and theirs, nested),
+    not descending into their object stores."""
+    modules = os.path.join(_common_dir(repo.git_dir), "modules")
+    files: list[str] = []
     for directory, dirnames, filenames in os.walk(modules):
-        if "config" in filenames:
-            files.append(os.path.join(directory, "config"))
-        if directory.count(os.sep) - modules.count(os.sep) > 6:
+        if git_dir_shaped(directory):
+            if "config" in filenames:
+                files.append(os.path.join(directory, "config"))
+            dirnames[:] = [d for d in dirnames if d == "modules"]
+        elif directory.count(os.sep) - modules.count(os.sep) >= MAX_MODULE_DEPTH:
             dirnames.clear()
     return files
 
@@ -358,7 +371,8 @@ def git_problem(dirs: Iterable[str], own: Iterable[str], home: str,
         repo = discover(directory, env)
         if repo is None:
             continue
-        why = config_problem(config_files(repo), home) or submodule_problem(repo)
+        why = (config_problem(config_files(repo), home)
+               or config_problem(module_config_files(repo), home, MODULE_KEYS) or submodule_problem(repo))
         if why is not None:
             return why
     return None
