@@ -83,6 +83,10 @@ def test_a_shell_command_value_asks_and_a_plain_key_does_not():
 
 
 def test_patterns_match_the_subsection_as_a_whole():
+    assert "may name a program" in (key_problem("diff.command", "x") or "")  # two levels: not diff.*.command
+    assert "may name a program" in (key_problem("diff.textconv", "x") or "")
+    assert "names a program" in (key_problem("gpg.ssh.defaultKeyCommand", "x") or "")
+    assert key_problem("gpg.other.defaultKeyCommand", "x") is None
     assert key_problem("diff.external", "x") is not None
     assert key_problem("diff.a.b.external", "x") is None  # three levels: not diff.external
     assert key_problem("gpg.ssh.program", "x") is not None and key_problem("gpg.program", "x") is not None
@@ -111,6 +115,15 @@ def test_the_run_environment_switches_off_what_it_says(tmp_path, repo):
     # an external diff named by the user's environment is not run either
     assert "two" in git(repo, "diff", env=run_env({**PLAIN, "GIT_EXTERNAL_DIFF": f"touch {marker}; true"}))
     assert not marker.exists()
+    # `git status` does not refresh the index (a write) under the run environment
+    index = repo / ".git" / "index"
+    (repo / "a.txt").write_text("one\n")  # as committed: only its time differs from the index
+    os.utime(repo / "a.txt", (1, 1))
+    before = index.read_bytes()
+    git(repo, "status", "--short", env=safe)
+    assert index.read_bytes() == before
+    git(repo, "-c", "core.fsmonitor=false", "status", "--short")
+    assert index.read_bytes() != before  # it would have
     git(repo, "status", env=PLAIN)
     assert marker.exists()  # the plant is live
 
@@ -143,7 +156,7 @@ def test_includes_are_followed_relative_to_the_including_file_and_from_home(tmp_
     assert "filter.h.clean" in (config_problem([config], str(home)) or "")
     (repo / "inc").write_text("[include]\n\tpath = ~\n")  # home itself: a directory git cannot read
     assert config_problem([config], str(home)) is not None
-    (repo / "inc").write_text("[include]\n\tpath\n\tpath =\n")  # no value, empty value: nothing included
+    (repo / "inc").write_text("[include]\n\tpath\n\tpath =\n\tpath = !x\n")  # nothing included, nothing run
     assert config_problem([config], str(home)) is None
 
 
@@ -151,6 +164,8 @@ def test_includes_nested_past_gits_limit_ask(tmp_path):
     for i in range(12):
         (tmp_path / f"c{i}").write_text(f"[include]\n\tpath = c{i + 1}\n")
     (tmp_path / "c12").write_text("[user]\n\tname = x\n")
+    assert "too deeply" in (config_problem([str(tmp_path / "c0")], str(tmp_path)) or "")
+    (tmp_path / "c11").write_text("[user]\n\tname = x\n")
     assert "too deeply" in (config_problem([str(tmp_path / "c0")], str(tmp_path)) or "")
     (tmp_path / "c10").write_text("[user]\n\tname = x\n")
     assert config_problem([str(tmp_path / "c0")], str(tmp_path)) is None
@@ -168,6 +183,25 @@ def test_a_file_read_once_is_read_from_the_cache_until_it_changes(tmp_path, monk
     path.write_text("[user]\n\tname = yy\n\tbool\n")
     assert git_guard.config_entries(str(path)) == [("user.name", "yy"), ("user.bool", None)]
     assert len(calls) == 1
+
+
+def test_a_file_that_cannot_be_opened_or_read_by_git_asks(tmp_path, monkeypatch):
+    (tmp_path / "f").write_text("")
+    assert "cannot be read" in (config_problem([str(tmp_path / "f" / "config")], str(tmp_path)) or "")
+    (tmp_path / "c3").write_text("[user]\n\tname = w\n")
+
+    def broken(*args, **kwargs):
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(git_guard.subprocess, "run", broken)
+    assert "could not be read by git" in (config_problem([str(tmp_path / "c3")], str(tmp_path)) or "")
+
+
+def test_the_cache_stays_small(tmp_path):
+    for i in range(300):
+        (tmp_path / f"c{i}").write_text("")
+        git_guard.config_entries(str(tmp_path / f"c{i}"))
+    assert len(git_guard._cache) <= 257
 
 
 def test_without_git_configuration_cannot_be_read_and_asks(tmp_path, monkeypatch):
@@ -228,6 +262,8 @@ def test_a_dot_git_file_points_to_its_git_directory(tmp_path, repo):
     sub.mkdir()
     (sub / ".git").write_text("gitdir: ../elsewhere\n")
     assert discover(str(sub), {}).git_dir == str(repo / "elsewhere")
+    (sub / ".git").write_text("gitdir:../elsewhere\n")  # no space: git takes it for no pointer
+    assert discover(str(sub), {}).git_dir == str(sub / ".git")
     (sub / ".git").write_text("not a pointer\n")
     assert discover(str(sub), {}).git_dir == str(sub / ".git")
     (sub / ".git").write_text("")
@@ -280,7 +316,11 @@ def test_the_configuration_of_every_repository_file_counts(tmp_path, repo):
         (nested / part).mkdir(parents=True)
     (nested / "HEAD").write_text("ref: refs/heads/main\n")
     (nested / "config").write_text('[diff "n"]\n\ttextconv = x\n[core]\n\tworktree = ../x\n')
-    (module / "objects" / "config").write_text('[diff "o"]\n\ttextconv = x\n')
+    inside = module / "objects" / "in"
+    for part in ("objects", "refs"):
+        (inside / part).mkdir(parents=True)
+    (inside / "HEAD").write_text("x")
+    (inside / "config").write_text('[diff "o"]\n\ttextconv = x\n')  # never looked for in an object store
     found = git_guard.module_config_files(git_guard.Repository(str(repo / ".git"), str(repo)))
     assert found == [str(module / "config"), str(nested / "config")]
     (nested / "config").write_text("[core]\n\tworktree = ../x\n")

@@ -27,6 +27,7 @@ nothing), one file at a time, includes followed by hand as if every condition he
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterable, Mapping
@@ -50,10 +51,8 @@ RUN_CONFIG: tuple[tuple[str, str], ...] = (
     ("diff.submodule", "short"),
     ("status.submoduleSummary", "false"),
 )
-RUN_VARIABLES: Mapping[str, str] = {
-    "GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1",
-}
+#: a pager that only prints; no optional writes (`git status` refreshing the index)
+RUN_VARIABLES: Mapping[str, str] = {"GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
 #: variables that would run a program the user did not name here, or point git elsewhere
 DROPPED_VARIABLES = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND",
                      "GIT_PROXY_COMMAND")
@@ -140,8 +139,6 @@ class _Unreadable(Exception):
 
 _cache: dict[tuple[str, int, int, int], list[tuple[str, str | None]]] = {}
 _cache_lock = threading.Lock()
-#: git's parser runs nothing, but it is still given nothing of the user's to read
-_READER_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "LC_ALL": "C", "PATH": os.defpath}
 
 
 def config_entries(path: str) -> list[tuple[str, str | None]]:
@@ -161,8 +158,9 @@ def config_entries(path: str) -> list[tuple[str, str | None]]:
     if git is None:
         raise _Unreadable("git is not installed, so its configuration cannot be read")
     try:
+        # `--file`: that file only (no system or user configuration); the reader gets no environment
         done = subprocess.run([git, "config", "--file", path, "--no-includes", "--list", "-z"], cwd="/",
-                              env=_READER_ENV, capture_output=True, timeout=10, check=False)
+                              env={}, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _Unreadable(f"{path} could not be read by git ({exc})") from None
     if done.returncode != 0:
@@ -180,12 +178,12 @@ def config_entries(path: str) -> list[tuple[str, str | None]]:
     return entries
 
 
+SYSTEM_PATH = "/usr/bin:/bin:/usr/local/bin"
+
+
 def _git_program() -> str | None:
-    for directory in ("/usr/bin", "/usr/local/bin", "/bin"):
-        candidate = os.path.join(directory, "git")
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    """The system's git (never one a relative PATH entry would find in the project)."""
+    return shutil.which("git", path=SYSTEM_PATH)
 
 
 def _include_target(value: str, including: str, home: str) -> str:
@@ -211,7 +209,7 @@ def config_problem(paths: Iterable[str], home: str, allowed: frozenset[str] = fr
             return str(exc)
         for key, value in entries:
             if _matches(key, INCLUDES):
-                if value is None or not value:
+                if not value:
                     continue
                 if depth >= MAX_INCLUDE_DEPTH:
                     return f"{path} includes configuration too deeply to follow"
@@ -251,9 +249,9 @@ def _gitfile_target(path: str) -> str | None:
     except OSError:
         return None
     first = head.splitlines()[0] if head else ""
-    if not first.startswith("gitdir:"):
+    if not first.startswith("gitdir: "):  # git's own test: anything else is no pointer (git stops there)
         return None
-    return os.path.normpath(os.path.join(os.path.dirname(path), first[7:].strip()))
+    return os.path.normpath(os.path.join(os.path.dirname(path), first[8:].strip()))
 
 
 def discover(start: str, env: Mapping[str, str] | None = None) -> Repository | None:
@@ -270,7 +268,7 @@ def discover(start: str, env: Mapping[str, str] | None = None) -> Repository | N
             if os.path.isfile(dot):
                 target = _gitfile_target(dot)
                 return Repository(os.path.realpath(target) if target else os.path.realpath(dot), here)
-            if os.path.isdir(dot) and git_dir_shaped(dot):
+            if git_dir_shaped(dot):
                 return Repository(os.path.realpath(dot), here)
             if git_dir_shaped(here):
                 return Repository(here, None)
