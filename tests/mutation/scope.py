@@ -41,6 +41,7 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/bash/readonly.py": None,
     "tui_app/runtime/permissions/bash/programs.py": None,
     "tui_app/runtime/permissions/bash/rules.py": None,
+    "tui_app/runtime/permissions/bash/git_guard.py": None,
     "tui_app/runtime/permissions/sandbox_policy.py": None,
     "tui_app/runtime/permissions/sandbox_secrets.py": None,
     "tui_app/runtime/permissions/self_protection.py": None,
