@@ -4,6 +4,7 @@ end (tests/test_file_tool_races.py); these pin each check, so that removing one 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -255,7 +256,7 @@ def test_a_protected_path_that_does_not_exist_is_no_inode(place):
     proj, _, home = place
     path = linked(proj, proj / "a.txt")
     p = policy(proj, home, "acceptEdits")
-    p.protected_paths.update({str(proj / "missing.json"), str(proj / ".claude" / "settings.json")})
+    p.protected_paths.add(str(proj / "missing.json"))
     assert refusal(p, "edit", path, (str(path),)) is None
 
 
@@ -309,3 +310,50 @@ async def test_a_link_flipped_after_the_decision_is_refused_by_the_tool(place, t
     out = await fe.call(tool, data)
     assert isinstance(out, ToolCallError) and "Refused:" in out.model_content, out.model_content
     assert "CANARY" not in out.model_content and (outside / "o.txt").read_text() == "CANARY\n"
+
+
+async def test_a_hooks_rewrite_is_checked_on_the_spellings_of_the_rewrite(place):
+    """A PermissionRequest hook that rewrites the path: the tool compares what it opens with the
+    new decision's spellings, not the first one's."""
+    from tests.hook_helpers import handler, script
+    from tests.perm_specs import READ
+    from tests.permission.approving import setup
+    from tui_app.runtime.approval_stage import approve
+    from tui_app.runtime.call import CallState, make_context
+    from tui_app.runtime.permissions.decision import PermissionDecision
+    from tui_app.runtime.pipeline import ToolCall
+
+    proj, outside, _ = place
+    (outside / "p.txt").write_text("x\n")
+    rewrite = {"file_path": str(outside / "p.txt")}
+    output = json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                                                "decision": {"behavior": "allow", "updatedInput": rewrite}}})
+    hooks = {"PermissionRequest": [{"hooks": [handler(script("respond.py", output))]}]}
+    env, _, _ = setup(proj, READ, interactive=False, hooks_config=hooks,
+                      rules={"allow": [f"Read(/{outside}/p.txt)"]})
+    data = {"file_path": str(outside / "o.txt")}
+    state = CallState(ToolCall("t1", "Read", dict(data)), env)
+    state.spec, state.input, state.flags = READ, dict(data), READ.flags_of(data)
+    state.ctx = make_context(state)
+    state.checked_paths = (str(outside / "o.txt"),)
+    await approve(state, PermissionDecision("ask", "guard", "outside", paths=state.checked_paths))
+    assert state.input == rewrite and state.checked_paths == (str(outside / "p.txt"),)
+
+
+def test_a_literal_denied_file_is_looked_at_without_a_walk(place, monkeypatch):
+    proj, _, home = place
+    for i in range(20):
+        (home / f"other{i}").write_text("x")
+    monkeypatch.setattr(descriptor_checks, "HARD_LINK_WALK_LIMIT", 5)
+    path = linked(proj, home / "key.txt")
+    reason = refusal(policy(proj, home, deny=["Read(~/key.txt)"]), "read", path, (str(path),))
+    assert "Read deny rule" in reason and "too many" not in reason
+
+
+def test_a_literal_denied_directory_is_walked(place):
+    proj, outside, home = place
+    (outside / "vault").mkdir()
+    (outside / "vault" / "k.pem").write_text("k")
+    path = linked(proj, outside / "vault" / "k.pem")
+    reason = refusal(policy(proj, home, deny=[f"Read(/{outside}/vault)"]), "read", path, (str(path),))
+    assert "Read deny rule" in reason

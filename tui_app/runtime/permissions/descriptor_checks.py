@@ -101,7 +101,7 @@ def denied_inodes(patterns: list[PathPattern], limit: int | None = None) -> set[
     found: set[tuple[int, int]] = set()
     for pattern in patterns:
         prefix = literal_prefix(pattern.pattern)
-        if not prefix.endswith("/"):  # a literal path: that one file (or directory)
+        if not prefix.endswith("/"):  # a literal path: that file itself (a directory is walked too)
             found |= _inodes({prefix})
         roots.append(prefix.rstrip("/") or "/")
     budget = [HARD_LINK_WALK_LIMIT if limit is None else limit]
