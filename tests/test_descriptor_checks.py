@@ -357,3 +357,29 @@ def test_a_literal_denied_directory_is_walked(place):
     path = linked(proj, outside / "vault" / "k.pem")
     reason = refusal(policy(proj, home, deny=[f"Read(/{outside}/vault)"]), "read", path, (str(path),))
     assert "Read deny rule" in reason
+
+
+async def test_an_approval_diff_is_not_made_of_a_file_a_link_was_flipped_to(place):
+    """Default mode asks about a Write; the link flips right after the decision: the dialog's diff
+    does not show the outside file's text, and the approved write does not land there."""
+    from tests.file_tools import file_env
+    from tests.permission.approving import allow, answering
+    from tui_app.runtime.permissions.broker import ApprovalBroker
+    from tui_app.tools.write import WRITE
+
+    proj, outside, home = place
+    (outside / "o.txt").write_text("CANARY\n")
+    flip = proj / "flip.txt"
+    flip.symlink_to(proj / "a.txt")
+    p = FlipAfterDeciding(cwd=str(proj), home=str(home))
+    fe = file_env(proj, WRITE, policy=p)
+    fe.env.broker = broker = ApprovalBroker(interactive=True)
+    answering(fe.env, fe.rec, broker, allow)
+    fe.env.services["path_guard"] = p.opened_refusal
+    assert "x" in (await fe.call("Read", {"file_path": str(flip)})).model_content
+    p.flip = (flip, outside / "o.txt")
+    out = await fe.call("Write", {"file_path": str(flip), "content": "mine\n"})
+    [asked] = fe.rec.of("PermissionRequested")
+    assert "CANARY" not in asked.model_dump_json()
+    assert any("Refused:" in w.message for w in fe.rec.of("Warning"))
+    assert "Refused:" in out.model_content and (outside / "o.txt").read_text() == "CANARY\n"

@@ -52,7 +52,7 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/hooks/config.py": ("compile_matcher", "MatcherGroup", "HookConfig"),
     "tui_app/runtime/hooks/command.py": ("compose_inputs", "CommandHooks.has_permission_request_hooks",
                                          "CommandHooks.pre_tool_use", "CommandHooks.permission_request"),
-    "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "start"),
+    "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "note_checked_paths", "start"),
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
