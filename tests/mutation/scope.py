@@ -2,9 +2,9 @@
 
 The permission room: rules, the policy, path rules, bash parsing and classification, the working
 directories, the second look at what a file tool opened (descriptor checks), the sandbox's
-decisions, the broker and the approval stage, and the hook decisions (what a hook's output means,
-how several hooks' words combine, which hooks run, and where the pipeline folds their word into
-the policy's).
+decisions, what memory files may put into the prompt, the broker and the approval stage, and the
+hook decisions (what a hook's output means, how several hooks' words combine, which hooks run, and
+where the pipeline folds their word into the policy's).
 
 Left unmutated, on purpose:
 
@@ -54,7 +54,8 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/hooks/config.py": ("compile_matcher", "MatcherGroup", "HookConfig"),
     "tui_app/runtime/hooks/command.py": ("compose_inputs", "CommandHooks.has_permission_request_hooks",
                                          "CommandHooks.pre_tool_use", "CommandHooks.permission_request"),
-    "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "start"),
+    "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "note_checked_paths", "start"),
+    "tui_app/agents/memory.py": ("_Loader.refusal", "_Loader.skip", "policy_guard"),
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
@@ -98,6 +99,8 @@ TEST_FILES = (
     "tests/test_settings.py",
     "tests/test_search_deny.py",
     "tests/test_descriptor_checks.py",
+    "tests/test_memory_files.py",
+    "tests/test_memory_imports_guarded.py",
     "tests/test_pipeline_failures.py",
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",
