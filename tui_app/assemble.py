@@ -311,10 +311,10 @@ def build_trust(options: SessionOptions, loaded: LoadedSettings, mcp: Any) -> An
     return trust
 
 
-def build_mcp(options: SessionOptions, session: Session) -> Any | None:
+def build_mcp(options: SessionOptions, session: Session, config: Any = None) -> Any | None:
     """The MCP service when any server is configured (or misconfigured); None otherwise, and then
-    the MCP SDK is never imported."""
-    config = load_mcp(options, session.cwd)
+    the MCP SDK is never imported. `config`: the one the project's trust was decided on."""
+    config = config if config is not None else load_mcp(options, session.cwd)
     problems = config.cli_problems()
     if problems:
         raise SetupError(f"invalid MCP config {problems[0]}")
@@ -426,7 +426,8 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         from tui_app.agents.claude_code.settings import vigil_only_hooks
 
         loaded = replace(loaded, hooks=vigil_only_hooks(loaded.hooks))  # the agent runs its own
-    trust = build_trust(options, loaded, load_mcp(options, cwd) if not agent.capabilities.own_mcp else None)
+    mcp_config = load_mcp(options, cwd) if not agent.capabilities.own_mcp else None
+    trust = build_trust(options, loaded, mcp_config)
     relay = EventRelay()
     policy = build_policy(options, loaded, relay)
     sandbox = build_sandbox(policy, loaded)  # type: ignore[arg-type]
@@ -456,7 +457,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         recorded = tuple(read_events(session.log_path).events) if session.log_path else ()
     # memory, compaction, subagents, slash commands, MCP: what the agent needs of the session
     agent.prepare(session, AgentSetup(agent_tool=agent_tool, recorded=recorded,
-                                      mcp=lambda s: build_mcp(options, s)))
+                                      mcp=lambda s: build_mcp(options, s, mcp_config)))
     apply_flags(options, session)
     connect_services(session)
     return session

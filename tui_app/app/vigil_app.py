@@ -116,7 +116,25 @@ class VigilApp(App[int]):
         if self.handle_signals:
             self._install_signal_handlers()
         if self.runner is not None:
+            trust = self.runner.session.services.get("project_trust")
+            if trust is not None and trust.needs_answer:  # before anything of the project runs
+                from tui_app.app.screens.trust import TrustScreen
+
+                self.push_screen(TrustScreen(trust.project, trust.runnables), callback=self._trust_answered)
+                return
             self.run_worker(self._start_runtime, thread=True, name="vigil-runtime-start")
+
+    def _trust_answered(self, trusted: bool | None) -> None:
+        """The runtime has not started yet: the answer is in place before any hook or server runs."""
+        assert self.runner is not None
+        if trusted:
+            trust = self.runner.session.services["project_trust"]
+            try:
+                trust.grant(remember=True)
+            except OSError as exc:
+                trust.grant(remember=False)
+                self.notify(f"Trusted for this session only: {exc}", severity="warning", markup=False)
+        self.run_worker(self._start_runtime, thread=True, name="vigil-runtime-start")
 
     def _start_runtime(self) -> None:
         assert self.runner is not None
