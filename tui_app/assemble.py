@@ -65,7 +65,7 @@ class SessionOptions:
     #: a client (the TUI) will answer approvals; headless runs have none
     interactive: bool = False
     persist: bool = True
-    #: the agent Vigil supervises: its own ("vigil") or an external one ("claude-code", DESIGN §11)
+    #: the agent Vigil supervises: its own ("vigil") or an external one ("claude-code", docs/architecture.md §11)
     agent: str | None = None
     #: the external agent's executable (default: found on PATH)
     agent_command: str | None = None
@@ -176,7 +176,7 @@ def protect_settings(policy: RulePolicy, options: SessionOptions, settings: Load
 
 def build_sandbox(policy: RulePolicy, settings: LoadedSettings) -> Any:
     """The Bash sandbox: Claude Code's `sandbox` settings, on wherever bubblewrap works unless
-    `enabled: false` (DESIGN §12). Problems with the settings or the platform are announced."""
+    `enabled: false` (docs/architecture.md §12). Problems with the settings or the platform are announced."""
     from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy, parse_sandbox
     from tui_app.tools.bash.sandbox import probe
 
@@ -273,6 +273,9 @@ def connect_services(session: Session) -> None:
     read_denial = getattr(session.policy, "read_denial", None)
     if read_denial is not None:  # Grep and Glob leave out the files Read deny rules keep from the model
         session.services.setdefault("read_denial", read_denial)
+    path_guard = getattr(session.policy, "opened_refusal", None)
+    if path_guard is not None:  # the file tools check what they opened, not only the path they were given
+        session.services.setdefault("path_guard", path_guard)
     file_state = session.services.get("file_state")
     if file_state is not None:
         file_state.bind(session.emit)
@@ -413,7 +416,49 @@ def notifications_enabled(values: dict[str, Any]) -> bool:
     return values.get("preferredNotifChannel") != "notifications_disabled"
 
 
+def resume_where_it_ran(options: SessionOptions) -> tuple[SessionOptions, list[Any]]:
+    """A resumed session goes on where it ran — its cwd (so its project's settings and rules), its
+    working directories, its permission mode unless a flag names one — and says so when that is
+    not where the user is. bypassPermissions is never restored unasked."""
+    from dataclasses import replace
+
+    from tui_app.runtime.events import Warning
+    from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
+    from tui_app.runtime.log.paths import events_path
+    from tui_app.runtime.log.resume_point import resume_point
+
+    try:
+        session_id = resolve_session_id(options.resume or "")
+    except UnknownSession as exc:
+        raise SetupError(str(exc)) from None
+    options = replace(options, resume=session_id)
+    point = resume_point(events_path(session_id))
+    if point is None:
+        return options, []
+    notes: list[Any] = []
+    if not Path(point.cwd).is_dir():
+        raise SetupError(f"session {session_id} ran in {point.cwd}, which is gone: it cannot go on there "
+                         "(`vigil replay` still shows it)")
+    here = os.path.realpath(os.path.expanduser(options.cwd))
+    if here != os.path.realpath(point.cwd):
+        notes.append(Warning(code="resumed_where_it_ran", message=(
+            f"Session {session_id} goes on in {point.cwd}, where it ran (you are in {options.cwd}).")))
+    mode = options.permission_mode
+    if mode is None and point.permission_mode != "default":
+        if point.permission_mode == "bypassPermissions":
+            notes.append(Warning(code="resumed_mode", message=(
+                "The session was in bypassPermissions when it stopped; it goes on in default "
+                "(pass --permission-mode bypassPermissions to skip every question again).")))
+        else:
+            mode = point.permission_mode  # type: ignore[assignment]
+    add_dirs = [*options.add_dirs, *(d for d in point.directories if d not in options.add_dirs and Path(d).is_dir())]
+    return replace(options, cwd=point.cwd, permission_mode=mode, add_dirs=add_dirs), notes
+
+
 def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
+    resumed_notes: list[Any] = []
+    if options.resume:
+        options, resumed_notes = resume_where_it_ran(options)
     cwd = check_cwd(options.cwd)
     loaded = load_options_settings(options)
     values = {**loaded.values, **(settings or {})}
@@ -440,6 +485,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         profile=session_profile(options, loaded, values),
     )
     relay.target = session.emit
+    session.startup_events.extend(resumed_notes)
     session.startup_events.extend(settings_events(loaded))
     session.startup_events.extend(sandbox_events(sandbox))
     session.services.update(build_services(options, session.id))

@@ -1,4 +1,4 @@
-"""Settings: Claude Code-compatible files, merged, plus the command-line flags (SPEC-compat §1).
+"""Settings: Claude Code-compatible files, merged, plus the command-line flags (docs/architecture.md §9.1).
 
 Read lowest priority first; for scalars the highest wins, arrays (permission rules, additional
 directories, hook lists) are merged:

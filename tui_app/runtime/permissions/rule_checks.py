@@ -43,6 +43,11 @@ class Assessment:
     by_mode: bool = False
     #: (reason, the rule that would allow it) for each path outside the working directories
     outside: list[tuple[str, str]] = field(default_factory=list)
+    #: Bash: why the line's git could run a program the repository's configuration names; the
+    #: sandbox's auto-allow does not apply then
+    runs_config: list[str] = field(default_factory=list)
+    #: the spellings of the call's path (link, real target) the decision was made on
+    paths: tuple[str, ...] = ()
 
     def deny_with(self, reason: str, rule: Rule | None) -> None:
         if self.deny is None:
@@ -118,8 +123,9 @@ class RuleView:
     def spell(self, raw: str) -> tuple[str, ...]:
         return spellings(raw, self.cwd, self.home)
 
-    def check_read(self, a: Assessment, raw: str, names: frozenset[str], *, deny_only: bool = False) -> None:
-        paths = self.spell(raw)
+    def check_read(self, a: Assessment, raw: str, names: frozenset[str], *, deny_only: bool = False,
+                   paths: tuple[str, ...] | None = None) -> None:
+        paths = paths or self.spell(raw)
         a.hits(f"reading {paths[-1]}", self.path_hit("deny", names | {"Read"}, paths),
                None if deny_only else self.path_hit("ask", names, paths))
         if deny_only:
@@ -185,8 +191,9 @@ class RuleView:
                     return rule
         return None
 
-    def check_edit(self, a: Assessment, raw: str, names: frozenset[str], *, mode_may_allow: bool = True) -> None:
-        paths = self.spell(raw)
+    def check_edit(self, a: Assessment, raw: str, names: frozenset[str], *, mode_may_allow: bool = True,
+                   paths: tuple[str, ...] | None = None) -> None:
+        paths = paths or self.spell(raw)
         self.check_edit_guards(a, paths, names)
         allowed = self.path_allowed(names | {"Edit"}, paths)
         if allowed is not None:
