@@ -78,6 +78,8 @@ class SessionOptions:
     effort: str | None = None
     #: run the project's own hooks and MCP servers without asking (`--trust-project`)
     trust_project: bool = False
+    #: a client (the TUI) answers ProjectTrustAsked: the start waits for it
+    ask_trust: bool = False
 
 
 def check_cwd(cwd: str) -> str:
@@ -308,6 +310,7 @@ def build_trust(options: SessionOptions, loaded: LoadedSettings, mcp: Any) -> An
                            os.path.expanduser("~"))
     trust = decide_trust(loaded.project_dir, runnables, scripts, flag=options.trust_project,
                          source_values=loaded.source_values, home=vigil_home())
+    trust.ask = options.ask_trust
     if not trust.trusted:
         loaded.hooks.held.update(own)
         trust.on_grant.append(loaded.hooks.held.clear)

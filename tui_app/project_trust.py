@@ -2,9 +2,10 @@
 servers and hooks of its settings files (`.claude/settings*.json`, `.vigil/settings*.json`) —
 runs only once the user trusts the project (docs/architecture.md, the security boundary).
 
-* The TUI asks once (what will run, Trust / Don't trust); the answer is remembered per project
-  path *and* per hash of those files and of the hook scripts they name, in VIGIL_HOME/trust.json:
-  a changed file asks again.
+* The TUI asks once (what will run, Trust / Don't trust): the session's start emits
+  ProjectTrustAsked and waits for the client's AnswerTrust (the session port), before any server
+  or hook could run. The answer is remembered per project path *and* per hash of those files and
+  of the hook scripts they name, in VIGIL_HOME/trust.json: a changed file asks again.
 * Headless (`-p`, the Agent SDKs' stream-json, `vigil acp`) asks nobody: `--trust-project` (or
   `VIGIL_TRUST_PROJECT=1`) trusts it for the run, and so does an earlier "Trust" in the TUI for
   the same files. For MCP, Claude Code's `enableAllProjectMcpServers` and
@@ -20,6 +21,7 @@ no trust: the user wrote it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tui_app.runtime.events import Warning
+from tui_app.runtime.events import ProjectTrustAnswered, ProjectTrustAsked, Warning
 
 #: the project's own files that can make Vigil run something
 PROJECT_FILES = (".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".vigil/settings.json",
@@ -130,6 +132,10 @@ class ProjectTrust:
     #: called when trust is given (the hooks held back are let run)
     on_grant: list[Callable[[], None]] = field(default_factory=list)
     announced: bool = False
+    #: a client will answer (the TUI): the start waits for it; headless, nobody is asked
+    ask: bool = False
+    _pending: asyncio.Future[bool] | None = None
+    _emit: Callable[[Any], Any] | None = None
 
     @property
     def trusted(self) -> bool:
@@ -150,13 +156,43 @@ class ProjectTrust:
         for callback in self.on_grant:
             callback()
 
+    @property
+    def waiting(self) -> bool:
+        return self._pending is not None and not self._pending.done()
+
+    def answer(self, trusted: bool, client: str | None = None) -> None:
+        """A client's AnswerTrust (on the session's loop)."""
+        remembered = False
+        if trusted:
+            try:
+                self.grant(remember=True)
+                remembered = True
+            except OSError:
+                self.grant(remember=False)
+        if self._emit is not None:
+            self._emit(ProjectTrustAnswered(trusted=trusted, remembered=remembered, client=client))
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_result(trusted)
+
+    async def aclose(self) -> None:
+        """The session closes while the question waits: nothing was trusted."""
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_result(False)
+
     def held(self) -> list[Runnable]:
         if self.trusted:
             return []
         return [r for r in self.runnables if r.kind == "hook" or not self.server_allowed(r.name)]
 
     async def astart(self, session: Any) -> None:
-        """Said once at the session's start, before any server or hook would have run."""
+        """At the session's start, before any server or hook would have run: asked (when a client
+        answers), then said once if the project's code stays held back."""
+        self._emit = session.emit
+        if self.ask and self.needs_answer and self._pending is None:
+            self._pending = asyncio.get_running_loop().create_future()
+            session.emit(ProjectTrustAsked(project=self.project, sha256=self.digest, items=[
+                {"kind": r.kind, "name": r.name, "command": r.command, "source": r.source} for r in self.runnables]))
+            await self._pending
         held = self.held()
         if self.announced or not held:
             return

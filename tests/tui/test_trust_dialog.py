@@ -37,7 +37,7 @@ def place(tmp_path, monkeypatch):
 
 def app_in(place: Path) -> AppUnderTest:
     return AppUnderTest(build_session(SessionOptions(cwd=str(place / "cloned"), script=str(place / "script.json"),
-                                                     interactive=True)))
+                                                     interactive=True, ask_trust=True)))
 
 
 def markers(place: Path) -> set[str]:
@@ -48,12 +48,13 @@ def markers(place: Path) -> set[str]:
 async def test_not_trusting_starts_the_session_without_the_projects_code(place, key):
     app = app_in(place)
     async with app.run_test(size=(140, 44)) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), "the trust dialog")
+        await wait_until(pilot, lambda: "Trust this project?" in screen_text(app), "the trust dialog")
+        assert isinstance(app.screen, TrustScreen)
         text = screen_text(app)
         assert "Trust this project?" in text
         assert "SessionStart hook" in text and "markers/hook-ran" in text
         assert "MCP server helper" in text and "markers/mcp-ran" in text
-        assert not app.ready and markers(place) == set()  # nothing started while it asks
+        assert markers(place) == set()  # nothing started while it asks
         await pilot.press(key)  # Enter presses the focused button: "Don't trust"
         await started(pilot)
         await wait_until(pilot, lambda: app.events_of("McpServerStatus"), "the servers' status")
@@ -87,7 +88,7 @@ async def test_trusting_runs_it_and_is_remembered_until_a_file_changes(place):
     changed = app_in(place)
     async with changed.run_test(size=(140, 44)) as pilot:
         await wait_until(pilot, lambda: isinstance(changed.screen, TrustScreen), "the dialog, asked again")
-        assert any("mcp-ran-changed" in r.command for r in changed.screen.runnables)
+        assert any("mcp-ran-changed" in item["command"] for item in changed.screen.trust_items)
         assert markers(place) == set()
         await pilot.press("n")
         await started(pilot)

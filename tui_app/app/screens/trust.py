@@ -1,6 +1,7 @@
 """Trust before code: the project's own files would run commands on this machine (its
-`.mcp.json` servers, the hooks of its settings files). Shown before the session starts, so
-nothing of it has run yet; the answer is remembered for these files (see `project_trust`).
+`.mcp.json` servers, the hooks of its settings files). Opened by the session's
+ProjectTrustAsked, while its start waits, so nothing of it has run yet; the answer goes back as
+AnswerTrust and is remembered for these files (see `project_trust`).
 
 Everything listed comes from the project: untrusted text, shown plain and on one line each.
 "Don't trust" has the focus: a key typed ahead never trusts a project.
@@ -17,7 +18,6 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui_app.project_trust import Runnable
 from widgets.text.untrusted import one_line
 
 MAX_LINES = 40
@@ -34,15 +34,17 @@ class TrustScreen(ModalScreen[bool]):
     TrustScreen #trust-buttons { height: auto; margin-top: 1; }
     TrustScreen Button { margin-right: 2; }
     """
+    AUTO_FOCUS = "#distrust"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "choose(True)", "Trust", show=False),
         Binding("n,escape", "choose(False)", "Don't trust", show=False),
     ]
 
-    def __init__(self, project: str, runnables: list[Runnable]) -> None:
+    def __init__(self, project: str, items: list[dict[str, str]]) -> None:
         super().__init__()
         self.project = project
-        self.runnables = runnables
+        #: each {kind, name, command, source} (ProjectTrustAsked's items)
+        self.trust_items = items
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -52,21 +54,19 @@ class TrustScreen(ModalScreen[bool]):
                 " asks to run these commands on this machine, outside the sandbox, as soon as the session "
                 "starts and whenever its hooks fire:"))
             with VerticalScroll(id="trust-list"):
-                for runnable in self.runnables[:MAX_LINES]:
-                    what = f"{runnable.name} hook" if runnable.kind == "hook" else f"MCP server {runnable.name}"
+                for item in self.trust_items[:MAX_LINES]:
+                    name = item.get("name", "")
+                    what = f"{name} hook" if item.get("kind") == "hook" else f"MCP server {name}"
                     yield Static(Content.assemble(("• " + one_line(what, 40), "bold"), "  ",
-                                                  one_line(runnable.command, 300)), classes="trust-item")
-                if len(self.runnables) > MAX_LINES:
-                    yield Static(f"… and {len(self.runnables) - MAX_LINES} more")
+                                                  one_line(item.get("command", ""), 300)), classes="trust-item")
+                if len(self.trust_items) > MAX_LINES:
+                    yield Static(f"… and {len(self.trust_items) - MAX_LINES} more")
             yield Static("Only trust a project whose files you know. Trust is remembered for these files; "
                          "if one of them changes, Vigil asks again. Without trust the session starts without "
                          "them.")
             with Horizontal(id="trust-buttons"):
                 yield Button("Don't trust (n)", id="distrust", variant="primary")
                 yield Button("Trust (t)", id="trust", variant="warning")
-
-    def on_mount(self) -> None:
-        self.query_one("#distrust", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
