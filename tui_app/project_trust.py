@@ -135,7 +135,7 @@ class ProjectTrust:
     #: a client will answer (the TUI): the start waits for it; headless, nobody is asked
     ask: bool = False
     _pending: asyncio.Future[bool] | None = None
-    _emit: Callable[[Any], Any] | None = None
+    _emit: Callable[[Any], Any] = lambda _event: None
 
     @property
     def trusted(self) -> bool:
@@ -143,8 +143,8 @@ class ProjectTrust:
 
     @property
     def needs_answer(self) -> bool:
-        """A screen should ask: something would run and nothing trusts it yet."""
-        return not self.trusted
+        """A screen should ask: something would be held back, and nothing trusts it yet."""
+        return bool(self.held())
 
     def server_allowed(self, name: str) -> bool:
         return name not in self.disabled_servers and (self.trusted or name in self.enabled_servers)
@@ -161,7 +161,10 @@ class ProjectTrust:
         return self._pending is not None and not self._pending.done()
 
     def answer(self, trusted: bool, client: str | None = None) -> None:
-        """A client's AnswerTrust (on the session's loop)."""
+        """A client's AnswerTrust (on the session's loop); one that comes when nothing waits changes
+        nothing."""
+        if self._pending is None or not self.waiting:
+            return
         remembered = False
         if trusted:
             try:
@@ -169,14 +172,12 @@ class ProjectTrust:
                 remembered = True
             except OSError:
                 self.grant(remember=False)
-        if self._emit is not None:
-            self._emit(ProjectTrustAnswered(trusted=trusted, remembered=remembered, client=client))
-        if self._pending is not None and not self._pending.done():
-            self._pending.set_result(trusted)
+        self._emit(ProjectTrustAnswered(trusted=trusted, remembered=remembered, client=client))
+        self._pending.set_result(trusted)
 
     async def aclose(self) -> None:
         """The session closes while the question waits: nothing was trusted."""
-        if self._pending is not None and not self._pending.done():
+        if self._pending is not None and self.waiting:
             self._pending.set_result(False)
 
     def held(self) -> list[Runnable]:
@@ -234,10 +235,8 @@ def decide_trust(project: str, runnables: list[Runnable], scripts: Iterable[str]
         trust.trusted_by = "--trust-project"
     elif truthy(os.environ.get(TRUST_ENV)):
         trust.trusted_by = TRUST_ENV
-    elif runnables and store.trusted(project, digest):
+    elif store.trusted(project, digest):
         trust.trusted_by = "remembered"
-    elif enable_all and all(r.kind == "mcp" for r in runnables):
-        trust.trusted_by = "enableAllProjectMcpServers"
     elif enable_all:
         trust.enabled_servers = frozenset(r.name for r in runnables if r.kind == "mcp")
     return trust
