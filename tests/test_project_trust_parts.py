@@ -59,6 +59,9 @@ def test_the_fingerprint_changes_with_every_file_that_can_run_something(tmp_path
         str(project), [str(project / "tools" / "missing.sh")])
     assert fingerprint(str(project), [str(script)]) == fingerprint(str(project), [str(script), str(script)])
     assert fingerprint(str(project)) != fingerprint(str(project), [str(script)])
+    twin = project / "tools" / "twin.sh"
+    twin.write_text(script.read_text())  # the same script under another name is another script
+    assert fingerprint(str(project), [str(script)]) != fingerprint(str(project), [str(twin)])
     assert [os.path.relpath(p, project) for p in project_files(str(project))] == [
         ".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".vigil/settings.json",
         ".vigil/settings.local.json"]
@@ -74,7 +77,7 @@ def test_a_file_moved_between_two_places_is_a_change(tmp_path):
 
 
 def test_the_store_remembers_a_project_for_one_fingerprint(tmp_path):
-    store = TrustStore(tmp_path / "home" / "trust.json")
+    store = TrustStore(tmp_path / "home" / "vigil" / "trust.json")
     assert not store.trusted("/p", "a")
     store.remember("/p", "a")
     store.remember("/q", "b")
@@ -82,9 +85,10 @@ def test_the_store_remembers_a_project_for_one_fingerprint(tmp_path):
     assert not store.trusted("/p", "b") and not store.trusted("/r", "a")
     store.remember("/p", "c")
     assert store.trusted("/p", "c") and not store.trusted("/p", "a") and store.trusted("/q", "b")
-    data = json.loads((tmp_path / "home" / "trust.json").read_text())
+    data = json.loads((tmp_path / "home" / "vigil" / "trust.json").read_text())
     assert set(data["projects"]) == {"/p", "/q"} and data["projects"]["/p"]["sha256"] == "c"
-    assert [p.name for p in (tmp_path / "home").iterdir()] == ["trust.json"]  # no temporary file left
+    assert isinstance(data["projects"]["/p"]["trusted_at"], float)  # when, for the user reading the file
+    assert [p.name for p in (tmp_path / "home" / "vigil").iterdir()] == ["trust.json"]  # no temporary file left
 
 
 @pytest.mark.parametrize("text", ["", "not json", "[]", '{"projects": []}', '{"projects": {"/p": "a"}}'])
@@ -180,6 +184,11 @@ def test_enable_all_starts_the_servers_and_holds_the_hooks(tmp_path):
     assert trust.server_allowed("helper") and trust.server_allowed("other")
     only_servers = decided(tmp_path, [SERVER, OTHER], values=values)
     assert only_servers.held() == [] and not only_servers.needs_answer
+
+
+def test_a_server_named_like_a_hook_event_starts_no_hook(tmp_path):
+    values = [("/home/u/.claude/settings.json", {"enabledMcpjsonServers": ["SessionStart"]})]
+    assert decided(tmp_path, [HOOK], values=values).held() == [HOOK]
 
 
 def test_named_servers_start_and_disabled_ones_never(tmp_path):

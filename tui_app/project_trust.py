@@ -68,11 +68,8 @@ def fingerprint(project: str, scripts: Iterable[str] = ()) -> str:
     digest = hashlib.sha256()
     for path in [*project_files(project), *sorted(set(scripts))]:
         digest.update(os.path.relpath(path, project).encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            with open(path, "rb") as handle:
-                digest.update(hashlib.sha256(handle.read()).digest())
-        except OSError:
-            digest.update(b"-")
+        with contextlib.suppress(OSError), open(path, "rb") as handle:  # a missing file adds only its name
+            digest.update(hashlib.sha256(handle.read()).digest())
     return digest.hexdigest()
 
 
@@ -163,8 +160,9 @@ class ProjectTrust:
     def answer(self, trusted: bool, client: str | None = None) -> None:
         """A client's AnswerTrust (on the session's loop); one that comes when nothing waits changes
         nothing."""
-        if self._pending is None or not self.waiting:
+        if not self.waiting:
             return
+        assert self._pending is not None
         remembered = False
         if trusted:
             try:
