@@ -87,6 +87,9 @@ SAMPLES = [
     ev.SubagentEnded(call_id="c4", agent_id="agent-1", reason="completed", steps=2, calls=1, result="two callers",
                      transcript=REF),
     ev.PlanApprovalAsked(call_id="c5", request_id="plan-1", plan="# Plan\n1. fix add()"),
+    ev.ProjectTrustAsked(project="/p", sha256="ab" * 32, items=[
+        {"kind": "mcp", "name": "helper", "command": "npx helper", "source": "/p/.mcp.json"}]),
+    ev.ProjectTrustAnswered(trusted=True, remembered=True, client="tui"),
 ]
 
 

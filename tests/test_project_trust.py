@@ -75,9 +75,10 @@ def test_the_warning_names_what_did_not_run(place):
     project = hostile_project(place)
     script = place / "script.json"
     script.write_text(json.dumps({"steps": [{"text": "done"}]}))
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         main(["-p", "go", "--script", str(script), "--cwd", str(project), "--output-format", "events"])
+    assert "vigil: warning: This project is not trusted" in err.getvalue()
     events = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
     warning = next(e for e in events if e["type"] == "Warning" and e["code"] == "project_untrusted")
     assert "SessionStart hook: touch" in warning["message"] and 'MCP server "helper": sh -c touch' in warning["message"]

@@ -78,6 +78,8 @@ class SessionOptions:
     effort: str | None = None
     #: run the project's own hooks and MCP servers without asking (`--trust-project`)
     trust_project: bool = False
+    #: a client (the TUI) answers ProjectTrustAsked: the start waits for it
+    ask_trust: bool = False
 
 
 def check_cwd(cwd: str) -> str:
@@ -312,16 +314,17 @@ def build_trust(options: SessionOptions, loaded: LoadedSettings, mcp: Any) -> An
                            os.path.expanduser("~"))
     trust = decide_trust(loaded.project_dir, runnables, scripts, flag=options.trust_project,
                          source_values=loaded.source_values, home=vigil_home())
+    trust.ask = options.ask_trust
     if not trust.trusted:
         loaded.hooks.held.update(own)
         trust.on_grant.append(loaded.hooks.held.clear)
     return trust
 
 
-def build_mcp(options: SessionOptions, session: Session) -> Any | None:
+def build_mcp(options: SessionOptions, session: Session, config: Any = None) -> Any | None:
     """The MCP service when any server is configured (or misconfigured); None otherwise, and then
-    the MCP SDK is never imported."""
-    config = load_mcp(options, session.cwd)
+    the MCP SDK is never imported. `config`: the one the project's trust was decided on."""
+    config = config if config is not None else load_mcp(options, session.cwd)
     problems = config.cli_problems()
     if problems:
         raise SetupError(f"invalid MCP config {problems[0]}")
@@ -475,7 +478,8 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         from tui_app.agents.claude_code.settings import vigil_only_hooks
 
         loaded = replace(loaded, hooks=vigil_only_hooks(loaded.hooks))  # the agent runs its own
-    trust = build_trust(options, loaded, load_mcp(options, cwd) if not agent.capabilities.own_mcp else None)
+    mcp_config = load_mcp(options, cwd) if not agent.capabilities.own_mcp else None
+    trust = build_trust(options, loaded, mcp_config)
     relay = EventRelay()
     policy = build_policy(options, loaded, relay)
     sandbox = build_sandbox(policy, loaded)  # type: ignore[arg-type]
@@ -506,7 +510,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         recorded = tuple(read_events(session.log_path).events) if session.log_path else ()
     # memory, compaction, subagents, slash commands, MCP: what the agent needs of the session
     agent.prepare(session, AgentSetup(agent_tool=agent_tool, recorded=recorded,
-                                      mcp=lambda s: build_mcp(options, s)))
+                                      mcp=lambda s: build_mcp(options, s, mcp_config)))
     apply_flags(options, session)
     connect_services(session)
     return session

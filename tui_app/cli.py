@@ -269,8 +269,10 @@ def build_tui(args: argparse.Namespace, demo: bool, app_class: Any = None) -> An
         if args.script is None:
             args.provider = "scripted"
         banner = DEMO_BANNER.format(project=project)
+    options = options_from(args, interactive=True)
+    options.ask_trust = True  # the TUI's dialog answers whether the project's own code may run
     try:
-        session = build_session(options_from(args, interactive=True))
+        session = build_session(options)
     except SessionBusy as busy:  # another Vigil writes it: offer to show it read-only instead
         from tui_app.app.replay_app import ReplayApp
 

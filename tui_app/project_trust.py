@@ -2,9 +2,10 @@
 servers and hooks of its settings files (`.claude/settings*.json`, `.vigil/settings*.json`) —
 runs only once the user trusts the project (docs/architecture.md, the security boundary).
 
-* The TUI asks once (what will run, Trust / Don't trust); the answer is remembered per project
-  path *and* per hash of those files and of the hook scripts they name, in VIGIL_HOME/trust.json:
-  a changed file asks again.
+* The TUI asks once (what will run, Trust / Don't trust): the session's start emits
+  ProjectTrustAsked and waits for the client's AnswerTrust (the session port), before any server
+  or hook could run. The answer is remembered per project path *and* per hash of those files and
+  of the hook scripts they name, in VIGIL_HOME/trust.json: a changed file asks again.
 * Headless (`-p`, the Agent SDKs' stream-json, `vigil acp`) asks nobody: `--trust-project` (or
   `VIGIL_TRUST_PROJECT=1`) trusts it for the run, and so does an earlier "Trust" in the TUI for
   the same files. For MCP, Claude Code's `enableAllProjectMcpServers` and
@@ -20,6 +21,7 @@ no trust: the user wrote it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tui_app.runtime.events import Warning
+from tui_app.runtime.events import ProjectTrustAnswered, ProjectTrustAsked, Warning
 
 #: the project's own files that can make Vigil run something
 PROJECT_FILES = (".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".vigil/settings.json",
@@ -66,11 +68,8 @@ def fingerprint(project: str, scripts: Iterable[str] = ()) -> str:
     digest = hashlib.sha256()
     for path in [*project_files(project), *sorted(set(scripts))]:
         digest.update(os.path.relpath(path, project).encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            with open(path, "rb") as handle:
-                digest.update(hashlib.sha256(handle.read()).digest())
-        except OSError:
-            digest.update(b"-")
+        with contextlib.suppress(OSError), open(path, "rb") as handle:  # a missing file adds only its name
+            digest.update(hashlib.sha256(handle.read()).digest())
     return digest.hexdigest()
 
 
@@ -130,6 +129,10 @@ class ProjectTrust:
     #: called when trust is given (the hooks held back are let run)
     on_grant: list[Callable[[], None]] = field(default_factory=list)
     announced: bool = False
+    #: a client will answer (the TUI): the start waits for it; headless, nobody is asked
+    ask: bool = False
+    _pending: asyncio.Future[bool] | None = None
+    _emit: Callable[[Any], Any] = lambda _event: None
 
     @property
     def trusted(self) -> bool:
@@ -137,8 +140,8 @@ class ProjectTrust:
 
     @property
     def needs_answer(self) -> bool:
-        """A screen should ask: something would run and nothing trusts it yet."""
-        return not self.trusted
+        """A screen should ask: something would be held back, and nothing trusts it yet."""
+        return bool(self.held())
 
     def server_allowed(self, name: str) -> bool:
         return name not in self.disabled_servers and (self.trusted or name in self.enabled_servers)
@@ -150,13 +153,45 @@ class ProjectTrust:
         for callback in self.on_grant:
             callback()
 
+    @property
+    def waiting(self) -> bool:
+        return self._pending is not None and not self._pending.done()
+
+    def answer(self, trusted: bool, client: str | None = None) -> None:
+        """A client's AnswerTrust (on the session's loop); one that comes when nothing waits changes
+        nothing."""
+        if not self.waiting:
+            return
+        assert self._pending is not None
+        remembered = False
+        if trusted:
+            try:
+                self.grant(remember=True)
+                remembered = True
+            except OSError:
+                self.grant(remember=False)
+        self._emit(ProjectTrustAnswered(trusted=trusted, remembered=remembered, client=client))
+        self._pending.set_result(trusted)
+
+    async def aclose(self) -> None:
+        """The session closes while the question waits: nothing was trusted."""
+        if self._pending is not None and self.waiting:
+            self._pending.set_result(False)
+
     def held(self) -> list[Runnable]:
         if self.trusted:
             return []
         return [r for r in self.runnables if r.kind == "hook" or not self.server_allowed(r.name)]
 
     async def astart(self, session: Any) -> None:
-        """Said once at the session's start, before any server or hook would have run."""
+        """At the session's start, before any server or hook would have run: asked (when a client
+        answers), then said once if the project's code stays held back."""
+        self._emit = session.emit
+        if self.ask and self.needs_answer and self._pending is None:
+            self._pending = asyncio.get_running_loop().create_future()
+            session.emit(ProjectTrustAsked(project=self.project, sha256=self.digest, items=[
+                {"kind": r.kind, "name": r.name, "command": r.command, "source": r.source} for r in self.runnables]))
+            await self._pending
         held = self.held()
         if self.announced or not held:
             return
@@ -198,10 +233,8 @@ def decide_trust(project: str, runnables: list[Runnable], scripts: Iterable[str]
         trust.trusted_by = "--trust-project"
     elif truthy(os.environ.get(TRUST_ENV)):
         trust.trusted_by = TRUST_ENV
-    elif runnables and store.trusted(project, digest):
+    elif store.trusted(project, digest):
         trust.trusted_by = "remembered"
-    elif enable_all and all(r.kind == "mcp" for r in runnables):
-        trust.trusted_by = "enableAllProjectMcpServers"
     elif enable_all:
         trust.enabled_servers = frozenset(r.name for r in runnables if r.kind == "mcp")
     return trust

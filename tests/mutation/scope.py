@@ -51,11 +51,18 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/updates.py": None,
     "tui_app/runtime/approval_stage.py": None,
     "tui_app/runtime/hooks/output.py": None,
+    "tui_app/runtime/hooks/seal.py": None,
     "tui_app/runtime/hooks/config.py": ("compile_matcher", "MatcherGroup", "HookConfig"),
     "tui_app/runtime/hooks/command.py": ("compose_inputs", "CommandHooks.has_permission_request_hooks",
                                          "CommandHooks.pre_tool_use", "CommandHooks.permission_request"),
     "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "note_checked_paths", "start"),
     "tui_app/agents/memory.py": ("_Loader.refusal", "_Loader.skip", "policy_guard"),
+    # trust before code: what a project's own files may run, and when
+    "tui_app/project_trust.py": ("fingerprint", "truthy", "TrustStore", "ProjectTrust.trusted",
+                                 "ProjectTrust.needs_answer", "ProjectTrust.server_allowed", "ProjectTrust.held",
+                                 "ProjectTrust.waiting", "ProjectTrust.grant", "ProjectTrust.answer",
+                                 "user_mcp_choices", "decide_trust"),
+    "tui_app/assemble.py": ("build_trust",),
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
@@ -106,5 +113,10 @@ TEST_FILES = (
     "tests/test_sandbox_network.py",
     "tests/test_sandbox_secrets.py",
     "tests/test_attack_corpus.py",
+    "tests/test_sandbox_protected_trees.py",
+    "tests/test_hook_seal.py",
+    "tests/test_project_trust.py",
+    "tests/test_project_trust_parts.py",
+    "tests/tui/test_trust_dialog.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )

@@ -68,11 +68,27 @@ def test_moving_or_removing_a_folder_above_a_protected_path_asks(project, comman
     "mv notes.txt docs", "cp notes.txt .", "mv docs/readme.md .", "cp -r evil docs", "mkdir -p tools/ci/hooks",
     "touch tools/ci/hooks/new.sh", "cp notes.txt tools/ci/hooks", "rm -rf evil", "mv evil evil2",
     "chmod -R 755 docs", "cp -r docs tools/ci/hooks", "rmdir evil", "ln -s notes.txt docs", "chown -R nobody docs",
+    "cp -r evil/ tools/ci/hooks", "cp -- -Tx tools/ci/hooks", "cp -r --no-clobber evil tools/ci/hooks",
+    "mv --no-target evil2 docs",
 ])
 def test_edits_beside_protected_paths_run_in_accept_edits(project, command):
     """What the guard is not: writing into a hook's folder, or moving things into an existing
     directory (the project's root included), is an ordinary edit."""
     assert bash(policy_in(project), command) == "allow"
+
+
+def test_a_project_that_holds_nothing_protected_is_the_rules_business(tmp_path, monkeypatch):
+    """No `.git`, `.claude`, `.vigil` or `.mcp.json`, no hooks: removing the whole project is what
+    the `Bash(rm *)` rule allows (the names protected do not exist to be removed)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    bare = tmp_path / "bare"
+    (bare / "sub").mkdir(parents=True)
+    assert bash(policy_in(bare), "rm -rf .") == "allow"
+    (bare / "sub" / ".mcp.json").write_text("{}")
+    assert bash(policy_in(bare), "rm -rf sub") == "allow"  # not the project's own .mcp.json
+    (bare / ".mcp.json").write_text("{}")
+    assert bash(policy_in(bare), "rm -rf .") == "ask"
 
 
 def test_in_bypass_permissions_a_folder_above_a_protected_path_is_the_users_to_move(project):

@@ -174,6 +174,7 @@ class VigilApp(App[int]):
             batch = coalesce(events)
             self.batches += 1
             await self.main.apply(batch)
+            self._ask_trust(batch)
             self.approvals.observe(batch)
             self.questions.observe(batch)
             self.plans.observe(batch)
@@ -185,7 +186,8 @@ class VigilApp(App[int]):
     def _wake_for_the_user(self, event: Any) -> None:
         """On the runtime thread: a question for the user is shown now, not at the next tick (an
         agent is waiting on it; the pump's period was most of the time to the dialog)."""
-        if event.type in ("PermissionRequested", "UserQuestionAsked") and self._app_loop is not None:
+        asks = ("PermissionRequested", "UserQuestionAsked", "ProjectTrustAsked")
+        if event.type in asks and self._app_loop is not None:
             self.post_message(PumpNow())  # thread-safe; handled in the app's own context
 
     async def on_pump_now(self, _message: PumpNow) -> None:
@@ -218,6 +220,17 @@ class VigilApp(App[int]):
             update()
 
     # ---- dialogs ----------------------------------------------------------------------------
+
+    def _ask_trust(self, events: Sequence[Any]) -> None:
+        """The session's start waits for this answer: before it, none of the project's own hooks
+        or servers has run."""
+        from tui_app.app.screens.trust import TrustScreen
+        from tui_app.runtime.commands import AnswerTrust
+
+        for event in events:
+            if event.type == "ProjectTrustAsked":
+                self.push_screen(TrustScreen(event.project, list(event.items)),
+                                 callback=lambda trusted: self._answer(AnswerTrust(trusted=bool(trusted))))
 
     def _on_main_screen(self) -> bool:
         return bool(self.screen_stack) and self.screen_stack[-1] is self.main

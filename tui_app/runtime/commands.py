@@ -189,10 +189,17 @@ class ReconnectMcp(_Command):
     server: str
 
 
+class AnswerTrust(_Command):
+    """The answer to ProjectTrustAsked: trust the project (remembered for its files) or not."""
+
+    type: Literal["AnswerTrust"] = "AnswerTrust"
+    trusted: bool
+
+
 SessionCommand = Annotated[
     SubmitPrompt | Interrupt | Compact | Clear | RunShell | AddMemoryNote | Notify | EndSession | AnswerApproval
     | AnswerQuestion | AnswerPlan | SetPermissionMode | SetModel | SelectAgentMode | SetSystemPrompt | AddDirectory
-    | EditRule | ReconnectMcp,
+    | EditRule | ReconnectMcp | AnswerTrust,
     Field(discriminator="type"),
 ]
 

@@ -35,6 +35,7 @@ from tui_app.runtime.commands import (
     AnswerApproval,
     AnswerPlan,
     AnswerQuestion,
+    AnswerTrust,
     Clear,
     Compact,
     EditRule,
@@ -128,6 +129,7 @@ class SessionController:
             "SetPermissionMode": self._set_mode, "SetModel": self._set_model,
             "SelectAgentMode": self._select_agent_mode, "SetSystemPrompt": self._set_system_prompt,
             "AddDirectory": self._add_directory, "EditRule": self._edit_rule, "ReconnectMcp": self._reconnect_mcp,
+            "AnswerTrust": self._answer_trust,
         }
 
     def observe(self, event: Any) -> None:
@@ -438,6 +440,13 @@ class SessionController:
             destinations[name] = path
             return name
         return None
+
+    async def _answer_trust(self, command: AnswerTrust) -> Reply:
+        trust = getattr(self.session, "services", {}).get("project_trust")
+        if trust is None or not trust.waiting:
+            return Refused(code="not_found", message="No question about trusting the project is waiting.")
+        trust.answer(command.trusted, command.client)
+        return Accepted(message="Trusted" if command.trusted else "Not trusted")
 
     async def _reconnect_mcp(self, command: ReconnectMcp) -> Reply:
         await self.session.agent.reconnect_mcp(command.server)

@@ -590,6 +590,25 @@ class PlanApprovalAsked(_Event):
     plan: str
 
 
+class ProjectTrustAsked(_Event):
+    """The project's own files would run these commands (hooks, MCP servers); the session waits
+    for a client's AnswerTrust before any of them runs. Each item: kind ("hook" | "mcp"), name
+    (the hook's event or the server's name), command, source — all of it the project's text."""
+
+    type: Literal["ProjectTrustAsked"] = "ProjectTrustAsked"
+    project: str
+    sha256: str
+    items: list[dict[str, str]] = Field(default_factory=list)
+
+
+class ProjectTrustAnswered(_Event):
+    type: Literal["ProjectTrustAnswered"] = "ProjectTrustAnswered"
+    trusted: bool
+    #: kept in VIGIL_HOME/trust.json for these files
+    remembered: bool = False
+    client: str | None = None
+
+
 SessionEvent = Annotated[
     SessionStarted | SettingsLoaded | ToolMenu | McpServerStatus | Warning | SessionEnded | PermissionModeChanged
     | AgentConnected | AgentModeChanged | AgentCommandsChanged | SandboxStatus | WorkingDirectoriesChanged
@@ -599,7 +618,8 @@ SessionEvent = Annotated[
     | ToolCallRequested | ToolCallScheduled | PermissionRequested | PermissionResolved | HookRun
     | ToolCallStarted | ToolCallProgress | ToolCallResult | ToolCallError | ToolBatchComplete
     | ArtifactPersisted | FileChangedExternally | TodoUpdated | UserQuestionAsked | UserQuestionAnswered
-    | CompactionStarted | ConversationCompacted | MemoryLoaded | SubagentStarted | SubagentEnded | PlanApprovalAsked,
+    | CompactionStarted | ConversationCompacted | MemoryLoaded | SubagentStarted | SubagentEnded | PlanApprovalAsked
+    | ProjectTrustAsked | ProjectTrustAnswered,
     Field(discriminator="type"),
 ]
 

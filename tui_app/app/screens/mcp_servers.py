@@ -31,7 +31,8 @@ from widgets.text.text_view import TextView
 from widgets.text.untrusted import one_line
 
 LOG_TAIL_BYTES = 64 * 1024
-STATUS_STYLES = {"connected": "green", "connecting": "yellow", "failed": "bold red", "disconnected": "dim"}
+STATUS_STYLES = {"connected": "green", "connecting": "yellow", "failed": "bold red", "disconnected": "dim",
+                 "needs-trust": "bold yellow"}
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ class RuleView:
                                     for name in (*PROTECTED_DIRS, ".mcp.json"))]
         for path in paths:
             for held in below:
-                if held != path and inside(held, (path,)) and os.path.lexists(held):
+                if inside(held, (path,)) and os.path.lexists(held):
                     return held
         return None
 

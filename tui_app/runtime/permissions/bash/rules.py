@@ -230,18 +230,17 @@ def _into_directory(cmd: SimpleCommand, sources: list[list[str]], target: list[s
     `-T` (`--no-target-directory`) the directory itself is replaced."""
     if len(target) != 1 or not os.path.isdir(target[0]) or _no_target_dir(cmd):
         return target
-    return [os.path.join(target[0], os.path.basename(p.rstrip("/")) or p) for g in sources for p in g]
+    return [os.path.join(target[0], os.path.basename(p.rstrip("/"))) for g in sources for p in g]
 
 
 def _no_target_dir(cmd: SimpleCommand) -> bool:
+    """`-T`, in a cluster (`-rT`) or long (`--no-target-directory`, `--no-t`), before any `--`.
+    (A word only known at run time never gets here: its operands cannot be told.)"""
     for word in cmd.args:
-        text = word_text(word)
-        if text is None or text == "--":
-            return text is None  # a word only known at run time may be `-T`
-        if text.startswith("--"):
-            if _spells_long(text, "--no-target-directory"):
-                return True
-        elif text.startswith("-") and "T" in text:
+        text = word_text(word) or ""
+        if text == "--":
+            break
+        if _spells_long(text, "--no-target-directory") or (text[:1] == "-" and text[1:2] != "-" and "T" in text):
             return True
     return False
 
