@@ -34,10 +34,13 @@ from tui_app.runtime.permissions.bash.outputs import output_writes
 from tui_app.runtime.permissions.bash.parse import (
     ParsedCommand,
     SimpleCommand,
+    Word,
     parse_command,
     program_name,
 )
+from tui_app.runtime.permissions.bash.programs import PROGRAMS
 from tui_app.runtime.permissions.bash.readonly import Reading, classify
+from tui_app.runtime.permissions.bash.trees import has_other_names, look_under
 from tui_app.runtime.permissions.bash.words import Where, expand_paths, word_text
 from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
 from tui_app.runtime.permissions.rules import EDIT_FAMILY, bash_matches, escape_bash
@@ -71,6 +74,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     whole = view.whole("allow", spec) is not None
     by_rule = [whole or view.bash_hit("allow", names, [cmd.full_text]) is not None for cmd in parsed.commands]
     _reads(view, a, reading, sandboxed, by_rule)
+    _trees(view, a, parsed, reading, Where(reading.dirs, view.home) if reading.dirs is not None else None, sandboxed)
     after = Where(reading.dirs, view.home) if reading.dirs is not None else None
     for cmd in parsed.commands:
         _writes(view, a, cmd, after, sandboxed)
@@ -147,6 +151,85 @@ def _reads(view: RuleView, a: Assessment, reading: Reading, sandboxed: bool, by_
                 if rule is not None:
                     a.guards.append(f"`{read.source}` is searched recursively and the rule {rule.text} "
                                     f"({rule.source}) covers files below it; without the sandbox they would be read")
+
+
+# ---- directories read, copied and moved --------------------------------------------------------
+
+#: programs a rule may allow that copy or archive every file below their operands
+COPIERS = frozenset({"tar", "zip", "7z", "cpio", "rsync", "scp", "pax"})
+#: of these, the ones whose last operand is the destination, not a source
+_LAST_IS_DESTINATION = frozenset({"cp", "mv", "ln", "rsync", "scp"})
+
+
+def _trees(view: RuleView, a: Assessment, parsed: ParsedCommand, reading: Reading, where: Where | None,
+           sandboxed: bool) -> None:
+    """A directory operand is every file below it: `cat dir`, `tar c dir`, `cp -r dir x` read them,
+    `mv dir x`, `ln`, `cp -l` give them a name no Read deny rule covers. Only with Read deny rules
+    (there is nothing to find otherwise)."""
+    if not view.of("deny", READERS):
+        return
+    for read in reading.reads:
+        cmd = parsed.commands[read.command] if read.command >= 0 else None
+        program = PROGRAMS.get(program_name(cmd.name)) if cmd is not None else None
+        if (program is not None and program.operands == "names") or (cmd is not None and cmd.name == "git"):
+            continue  # `ls dir` lists names (a recursive listing is checked with the reads); git reads what it tracks
+        for path in read.paths or ():
+            _carried(view, a, read.source, path, move=False, sandboxed=sandboxed)
+    for cmd in parsed.commands:
+        for word, move in _tree_operands(cmd):
+            paths = expand_paths(word, where) if where is not None else None
+            if paths is None:
+                a.guards.append(f"`{cmd.full_text}` reads `{word.source}`, a path only known at run time, and Read "
+                                f"deny rules exist")
+                continue
+            for path in paths:
+                _carried(view, a, cmd.full_text, path, move=move, sandboxed=sandboxed)
+
+
+def _tree_operands(cmd: SimpleCommand) -> list[tuple[Word, bool]]:
+    """The operands whose files a mover, copier or archiver takes, and whether it moves them (or
+    makes a hard link) rather than copying their content."""
+    name = program_name(cmd.name)
+    if name not in COPIERS and name not in ("cp", "mv", "ln"):
+        return []
+    words = _operands(cmd)
+    if not words:
+        return []
+    flags = [word_text(w) or "" for w in cmd.args]
+    if name == "ln" and any(_given_letter(f, "s") or _spells_long(f, "--symbolic") for f in flags):
+        return []  # a symbolic link names the path, and rules follow links
+    if name in _LAST_IS_DESTINATION and len(words) > 1:
+        words = words[:-1]
+    move = name in ("mv", "ln") or (name == "cp" and any(_given_letter(f, "l") or _spells_long(f, "--link")
+                                                           for f in flags))
+    return [(w, move) for w in words]
+
+
+def _given_letter(flag: str, letter: str) -> bool:
+    return flag.startswith("-") and not flag.startswith("--") and letter in flag
+
+
+def _carried(view: RuleView, a: Assessment, source: str, path: str, *, move: bool, sandboxed: bool) -> None:
+    """The checks of one path a command reads, copies or moves with everything below it."""
+    if has_other_names(path):
+        a.guards.append(f"{path} has other names (hard links): it may be a file a Read deny rule covers, under a "
+                        f"name the rule does not see")
+    if not os.path.isdir(path):
+        return
+    tree = look_under(path, lambda p: view.path_hit("deny", READERS, (p,)) is not None)
+    if tree.denied is not None:
+        rule = view.path_hit("deny", READERS, view.spell(tree.denied))
+        if move:
+            a.deny_with(f"`{source}` gives {tree.denied} a new name, and reading it is denied by the rule "
+                        f"{rule.text if rule else 'a Read deny rule'}", rule)
+        elif not sandboxed:
+            a.guards.append(f"`{source}` reads {path} and everything below it, {tree.denied} too, which the rule "
+                            f"{rule.text if rule else 'a Read deny rule'} covers; without the sandbox it would be read")
+    if tree.linked is not None:
+        a.guards.append(f"{tree.linked} (below {path}) has other names (hard links): it may be a file a Read deny "
+                        f"rule covers, under a name the rule does not see")
+    if not tree.complete:
+        a.guards.append(f"{path} holds too many files to look through for the Read deny rules")
 
 
 # ---- writes --------------------------------------------------------------------------------------
