@@ -40,6 +40,9 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/bash/readonly.py": None,
     "tui_app/runtime/permissions/bash/programs.py": None,
     "tui_app/runtime/permissions/bash/rules.py": None,
+    "tui_app/runtime/permissions/bash/outputs.py": None,
+    "tui_app/runtime/permissions/bash/launchers.py": None,
+    "tui_app/runtime/permissions/bash/trees.py": None,
     "tui_app/runtime/permissions/sandbox_policy.py": None,
     "tui_app/runtime/permissions/self_protection.py": None,
     "tui_app/runtime/permissions/network_ask.py": None,
@@ -96,5 +99,6 @@ TEST_FILES = (
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",
     "tests/test_attack_corpus.py",
+    "tests/test_attack_options_and_spellings.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )
