@@ -126,3 +126,40 @@ def test_without_a_rule_to_slip_past_a_program_known_at_run_time_is_the_modes_to
 def test_what_only_names_the_program_does_not_run_it(world, command):
     decision = decide(world, command, mode="bypassPermissions", allow=["Bash"], deny=["Bash(curl *)"])
     assert decision.behavior == "allow", decision
+
+
+# what a launched command writes is checked like the line's own writes
+LAUNCHED_WRITES = [
+    ("env-sort-o", "env sort -o src/app.py notes"),
+    ("sudo-touch", "sudo touch src/app.py"),
+    ("exec-redirect-in-su", "su -c 'echo x > src/app.py'"),
+    ("find-exec-cp", "find . -maxdepth 0 -exec cp notes src/app.py ';'"),
+    ("xargs-options-tee", "echo x | xargs -0 tee src/app.py"),
+    ("nested", "env -i sudo git log --output=src/app.py"),
+]
+
+
+@pytest.mark.parametrize("command", [c for _, c in LAUNCHED_WRITES], ids=[i for i, _ in LAUNCHED_WRITES])
+def test_an_edit_deny_rule_holds_against_what_a_launched_command_writes(world, command):
+    decision = decide(world, command, mode="bypassPermissions", allow=["Bash"], deny=["Edit(./src/**)"])
+    assert (decision.behavior, decision.decided_by) == ("deny", "rule"), decision
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -C /tmp touch app.py",
+        "sudo -D /tmp touch app.py",
+        "chroot /srv touch app.py",
+        "env --chdir=/tmp touch app.py",
+    ],
+)
+def test_a_command_started_elsewhere_writes_files_only_known_at_run_time(world, command):
+    decision = decide(world, command, mode="bypassPermissions", allow=["Bash"], deny=["Edit(./src/**)"])
+    assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision
+    assert "only known at run time" in decision.reason
+
+
+def test_a_launched_write_into_a_protected_path_asks_under_the_launchers_rule(world):
+    decision = decide(world, "env FOO=1 git log --output=.git/config", allow=["Bash(env *)"])
+    assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision

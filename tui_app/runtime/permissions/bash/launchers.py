@@ -38,6 +38,10 @@ class Launcher:
     joins: bool = False
     #: its operands are a command (not for su: `su USER` starts a login shell)
     runs_operands: bool = True
+    #: options that start the command in another directory (`env -C DIR`), or always (chroot)
+    chdir_short: str = ""
+    chdir_long: frozenset[str] = frozenset()
+    chdir_always: bool = False
 
 
 def _s(text: str) -> frozenset[str]:
@@ -51,20 +55,26 @@ LAUNCHERS: dict[str, Launcher] = {
         assignments=True,
         string_short="S",
         string_long=_s("split-string"),
+        chdir_short="C",
+        chdir_long=_s("chdir"),
     ),
     "exec": Launcher(short_value="a"),
     "sudo": Launcher(
         short_value="ugCDhprtUT",
         long_value=_s("user group close-from chdir host prompt role type other-user command-timeout"),
         assignments=True,
+        chdir_short="D",
+        chdir_long=_s("chdir"),
     ),
     "doas": Launcher(short_value="uC"),
     "setsid": Launcher(),
     "ionice": Launcher(short_value="cnp", long_value=_s("class classdata pid pgid uid")),
     "taskset": Launcher(skip=1),
-    "chroot": Launcher(long_value=_s("userspec groups"), skip=1),
-    "unshare": Launcher(short_value="SG", long_value=_s("setuid setgid root wd propagation")),
-    "nsenter": Launcher(short_value="tSGrw", long_value=_s("target setuid setgid root wd")),
+    "chroot": Launcher(long_value=_s("userspec groups"), skip=1, chdir_always=True),
+    "unshare": Launcher(short_value="SG", long_value=_s("setuid setgid root wd propagation"),
+                        chdir_long=_s("root wd")),
+    "nsenter": Launcher(short_value="tSGrw", long_value=_s("target setuid setgid root wd"), chdir_short="rw",
+                        chdir_long=_s("root wd")),
     "strace": Launcher(short_value="abeEIoOpPsSuUX", long_value=_s("output")),
     "ltrace": Launcher(short_value="aAeEfFlnopsuLx", long_value=_s("output")),
     "flock": Launcher(
@@ -114,6 +124,8 @@ class Started:
 
     commands: list[tuple[Word, ...]]
     strings: list[str]
+    #: they start in another directory (or another root) than the line's
+    moved: bool = False
 
 
 def launched(cmd: SimpleCommand) -> Started | None:
@@ -133,7 +145,7 @@ def launched(cmd: SimpleCommand) -> Started | None:
 
 
 def _start(launcher: Launcher, args: tuple[Word, ...]) -> Started | None:
-    started = Started([], [])
+    started = Started([], [], moved=launcher.chdir_always)
     i = 0
     while i < len(args):
         text = word_text(args[i])
@@ -159,9 +171,11 @@ def _start(launcher: Launcher, args: tuple[Word, ...]) -> Started | None:
                 value = known
             if is_string:
                 started.strings.append(value)
+            started.moved |= bool(option) and any(o.startswith(option) for o in launcher.chdir_long)
             continue
         cluster = text[1:]
         for j, letter in enumerate(cluster):
+            started.moved |= letter in launcher.chdir_short
             if letter in launcher.short_value or letter in launcher.string_short:
                 glued = cluster[j + 1 :]
                 if not glued:

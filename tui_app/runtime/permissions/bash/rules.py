@@ -69,8 +69,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     where = Where((view.cwd,), view.home)
     reading = classify(parsed, where)
     a = Assessment(read_only=reading.read_only)
-    for cmd in parsed.commands:
-        _command_rules(view, a, names, cmd)
+    started = [inner for cmd in parsed.commands for inner in _command_rules(view, a, names, cmd)]
     whole = view.whole("allow", spec) is not None
     by_rule = [whole or view.bash_hit("allow", names, [cmd.full_text]) is not None for cmd in parsed.commands]
     _reads(view, a, reading, sandboxed, by_rule)
@@ -80,6 +79,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
         _writes(view, a, cmd, after, sandboxed)
     _redirects(view, a, parsed, after, sandboxed)
     _network(view, a, parsed, after)
+    _started_writes(view, a, started, after, sandboxed)
     _allowed(view, a, names, parsed, reading, after, command)
     return a
 
@@ -88,13 +88,15 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
 MAX_LAUNCH_DEPTH = 6
 
 
-def _spellings(cmd: SimpleCommand, depth: int = 0) -> tuple[list[str], list[str]]:
+def _spellings(cmd: SimpleCommand, depth: int = 0, moved: bool = False,
+               inner: list[tuple[ParsedCommand, bool]] | None = None) -> tuple[list[str], list[str]]:
     """The spellings deny and ask rules are tried on, and the programs only known at run time.
 
     As written, without assignments, with the program's base name unquoted (`/usr/bin/curl`,
     `'curl'` and `c\\url` run curl), and whatever the command starts (`exec curl`, `env -i
     curl`, `sudo curl`, `find -exec curl`, `xargs -0 curl`, `su -c 'curl'`: see
-    `bash_launchers`)."""
+    `bash_launchers`). What it starts is added to `inner`, with whether it starts elsewhere
+    (`env -C DIR`), for the write checks."""
     texts = [cmd.full_text, cmd.text]
     unknown: list[str] = []
     name = word_text(cmd.words[0]) if cmd.words else None
@@ -109,19 +111,38 @@ def _spellings(cmd: SimpleCommand, depth: int = 0) -> tuple[list[str], list[str]
         parsed = parse_command(source)
         if not parsed.ok:
             unknown.append(source)
-        for inner in parsed.commands:
-            more, lost = _spellings(inner, depth + 1)
+            continue
+        if inner is not None:
+            inner.append((parsed, moved or started.moved))
+        for command in parsed.commands:
+            more, lost = _spellings(command, depth + 1, moved or started.moved, inner)
             texts += more
             unknown += lost
     return texts, unknown
 
 
-def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand) -> None:
-    texts, unknown = _spellings(cmd)
+def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand
+                   ) -> list[tuple[ParsedCommand, bool]]:
+    """Deny and ask rules against every spelling of the command; returns what it starts."""
+    inner: list[tuple[ParsedCommand, bool]] = []
+    texts, unknown = _spellings(cmd, inner=inner)
     a.hits(f"`{cmd.full_text}`", view.bash_hit("deny", names, texts), view.bash_hit("ask", names, texts))
     if unknown and (view.of("deny", names) or view.of("ask", names)):
         a.guards.append(f"the program `{unknown[0]}` is only known at run time: it may be one a deny or ask rule "
                         f"names")
+    return inner
+
+
+def _started_writes(view: RuleView, a: Assessment, started: list[tuple[ParsedCommand, bool]], where: Where | None,
+                    sandboxed: bool) -> None:
+    """What a launched command writes (`env sort -o F`, `sudo touch F`, `su -c 'echo > F'`): checked
+    like the line's own writes; relative paths are unknown when it starts elsewhere."""
+    for parsed, moved in started:
+        here = None if moved else where
+        for cmd in parsed.commands:
+            _writes(view, a, cmd, here, sandboxed)
+        _redirects(view, a, parsed, here, sandboxed)
+        _network(view, a, parsed, here)
 
 
 # ---- reads ---------------------------------------------------------------------------------------
