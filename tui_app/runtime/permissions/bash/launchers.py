@@ -36,7 +36,8 @@ class Launcher:
     string_long: frozenset[str] = frozenset()
     #: it runs its operands joined as one shell string (watch)
     joins: bool = False
-    #: its operands are a command (not for su: `su USER` starts a login shell)
+    #: its operands are a command (not for su: `su USER` starts a login shell, and only its `-c`
+    #: string is a command, wherever it stands)
     runs_operands: bool = True
     #: options that start the command in another directory (`env -C DIR`), or always (chroot)
     chdir_short: str = ""
@@ -71,10 +72,10 @@ LAUNCHERS: dict[str, Launcher] = {
     "ionice": Launcher(short_value="cnp", long_value=_s("class classdata pid pgid uid")),
     "taskset": Launcher(skip=1),
     "chroot": Launcher(long_value=_s("userspec groups"), skip=1, chdir_always=True),
-    "unshare": Launcher(short_value="SG", long_value=_s("setuid setgid root wd propagation"),
-                        chdir_long=_s("root wd")),
-    "nsenter": Launcher(short_value="tSGrw", long_value=_s("target setuid setgid root wd"), chdir_short="rw",
-                        chdir_long=_s("root wd")),
+    "unshare": Launcher(short_value="SG", long_value=_s("setuid setgid root wd propagation"), chdir_long=_s("root wd")),
+    "nsenter": Launcher(
+        short_value="tSGrw", long_value=_s("target setuid setgid root wd"), chdir_short="rw", chdir_long=_s("root wd")
+    ),
     "strace": Launcher(short_value="abeEIoOpPsSuUX", long_value=_s("output")),
     "ltrace": Launcher(short_value="aAeEfFlnopsuLx", long_value=_s("output")),
     "flock": Launcher(
@@ -85,22 +86,16 @@ LAUNCHERS: dict[str, Launcher] = {
         string_long=_s("command"),
     ),
     "su": Launcher(
-        short_value="gGsw",
-        long_value=_s("group supp-group shell whitelist-environment"),
         string_short="c",
         string_long=_s("command session-command"),
         runs_operands=False,
     ),
     "runuser": Launcher(
-        short_value="gGsuw",
-        long_value=_s("group supp-group shell user"),
         string_short="c",
         string_long=_s("command session-command"),
         runs_operands=False,
     ),
     "script": Launcher(
-        short_value="EIOTBm",
-        long_value=_s("echo log-in log-out log-timing log-io logging-format output-limit"),
         string_short="c",
         string_long=_s("command"),
         runs_operands=False,
