@@ -225,10 +225,8 @@ def _late_strings(launcher: Launcher, args: tuple[Word, ...], started: Started) 
 
 
 def _is_assignment(text: str | None) -> bool:
-    if text is None or "=" not in text:
-        return False
-    name = text.split("=", 1)[0]
-    return name.replace("_", "a").isalnum() and not name[:1].isdigit()
+    """`NAME=VALUE` before env's or sudo's command: like them, any word with a `=` (`1A=x` too)."""
+    return text is not None and "=" in text
 
 
 def _find(args: tuple[Word, ...]) -> Started:
