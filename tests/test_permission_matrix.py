@@ -1,5 +1,5 @@
 """The rule matrix: (tool, input, rules, mode) → decision, who decided, and why — one row per
-behaviour of SPEC-compat §2, on a real directory tree with real symlinks.
+behaviour of docs/architecture.md §9.2, on a real directory tree with real symlinks.
 
 The specs are the real tools' (tests/perm_specs.py).
 

@@ -43,6 +43,7 @@ WHO = {
     "turn": "The turn",
     "guard": "A guard",
     "tool": "The tool",
+    "expired": "Nobody (the request expired)",
     "agent": "The agent",
 }
 
@@ -50,6 +51,8 @@ WHO = {
 def decided_elsewhere(request: PermissionRequested, event: PermissionResolved, cwd: str | None) -> str:
     """"A PermissionRequest hook allowed Edit calc/stats.py first: reason"."""
     who = WHO.get(event.decided_by, event.decided_by)
+    if event.decided_by == "user" and event.client:
+        who = f"Another client ({one_line(event.client, 40)})"
     verb = "allowed" if event.decision == "allow" else "denied"
     target = request.input.get("file_path") or request.input.get("command") or ""
     what = f"{request.tool} {short_path(target, cwd) if isinstance(target, str) else ''}".strip()
@@ -98,6 +101,8 @@ class ApprovalQueue:
     told: set[str] = field(default_factory=set)
     #: subagent → how the dialog names it ("the Explore subagent “find callers”")
     subagents: dict[str, str] = field(default_factory=dict)
+    #: the request this screen's user answered last (any other answer came from elsewhere)
+    delivered: str | None = None
 
     @property
     def position(self) -> tuple[int, int]:
@@ -117,7 +122,9 @@ class ApprovalQueue:
 
     def _resolved(self, event: PermissionResolved) -> None:
         if self.current is not None and self.current.request_id == event.request_id:
-            if event.decided_by != "user" and self.screen is not None:
+            # a hook, or another client of the same session (the host's), was first
+            elsewhere = event.decided_by != "user" or self.delivered != event.request_id
+            if elsewhere and self.screen is not None:
                 self.screen.close_from_outside(decided_elsewhere(self.current, event, self.options.cwd))
             return
         self.waiting = [r for r in self.waiting if r.request_id != event.request_id]
@@ -158,6 +165,7 @@ class ApprovalQueue:
         """The user's answer goes to the session at once; the dialog closes after."""
         command = result.to_command()
         if command is not None:
+            self.delivered = getattr(command, "request_id", None)
             self.answer(command)
 
     def _closed(self, _result: ApprovalResult | None) -> None:

@@ -53,6 +53,10 @@ SANDBOX_PRIVATE = ("/tmp",)
 WRITERS = FS_COMMANDS | frozenset({"rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate", "tee", "install"})
 #: writers that take the directory they write into as an option (`-t DIR`)
 _TARGET_DIR_WRITERS = frozenset({"cp", "mv", "ln", "install"})
+#: writers that can move, replace, remove or re-own a directory with all it holds: done to a
+#: folder above a protected path, they are writes to that path (mkdir, touch, tee and truncate
+#: cannot take a folder's contents with them)
+_TREE_WRITERS = frozenset({"mv", "cp", "ln", "install", "rm", "rmdir", "chmod", "chown", "chgrp"})
 #: chmod's own options; any other word after a `-` is a mode (`chmod -w file`)
 _CHMOD_OPTION = re.compile(r"-[cfvR]+|--(changes|silent|quiet|verbose|recursive|(no-)?preserve-root)")
 
@@ -68,7 +72,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
         return a
     where = Where((view.cwd,), view.home)
     reading = classify(parsed, where)
-    a = Assessment(read_only=reading.read_only)
+    a = Assessment(read_only=reading.read_only, runs_config=reading.runs_config)
     started = [inner for cmd in parsed.commands for inner in _command_rules(view, a, names, cmd)]
     whole = view.whole("allow", spec) is not None
     by_rule = [whole or view.bash_hit("allow", names, [cmd.full_text]) is not None for cmd in parsed.commands]
@@ -317,9 +321,33 @@ def _write_targets(cmd: SimpleCommand, where: Where | None) -> tuple[list[str], 
     if any(r is None for r in resolved):
         return None
     groups = [r for r in resolved if r is not None]
+    if cmd.name in _TARGET_DIR_WRITERS and len(groups) > 1:
+        groups[-1] = _into_directory(cmd, groups[:-1], groups[-1])
     if cmd.name == "cp":
         return [p for g in groups[-1:] for p in g], [p for g in groups[:-1] for p in g]
     return [p for g in groups for p in g], []
+
+
+def _into_directory(cmd: SimpleCommand, sources: list[list[str]], target: list[str]) -> list[str]:
+    """What a last operand that is an existing directory receives: `mv a dir` writes `dir/a`, not
+    `dir` (so `cp notes.txt .` is no write to the project's root and the `.git` in it). With
+    `-T` (`--no-target-directory`) the directory itself is replaced."""
+    if len(target) != 1 or not os.path.isdir(target[0]) or _no_target_dir(cmd):
+        return target
+    return [os.path.join(target[0], os.path.basename(p.rstrip("/")) or p) for g in sources for p in g]
+
+
+def _no_target_dir(cmd: SimpleCommand) -> bool:
+    for word in cmd.args:
+        text = word_text(word)
+        if text is None or text == "--":
+            return text is None  # a word only known at run time may be `-T`
+        if text.startswith("--"):
+            if _spells_long(text, "--no-target-directory"):
+                return True
+        elif text.startswith("-") and "T" in text:
+            return True
+    return False
 
 
 def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
@@ -333,6 +361,11 @@ def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | No
     written, read = targets
     for path in written:
         _check_written(view, a, path, sandboxed)
+        paths = view.spell(path)
+        held = view.holds_protected(paths) if program_name(cmd.name) in _TREE_WRITERS else None
+        if held is not None and view.mode != "bypassPermissions":
+            a.guards.append(f"`{cmd.full_text}` would move or change {paths[-1]} and the protected {held} in it: "
+                            f"always confirmed")
     for path in read:
         view.check_read(a, path, READERS, deny_only=True)
         if not _private(view, view.spell(path), sandboxed):
