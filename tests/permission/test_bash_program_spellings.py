@@ -163,6 +163,14 @@ def test_an_edit_deny_rule_holds_against_what_a_launched_command_writes(world, c
         "sudo -D /tmp touch app.py",
         "chroot /srv touch app.py",
         "env --chdir=/tmp touch app.py",
+        "env --chdir /tmp touch app.py",
+        "sudo --chdir=/tmp touch app.py",
+        "unshare --wd=/tmp touch app.py",
+        "unshare --root=/srv touch app.py",
+        "nsenter --wd=/tmp touch app.py",
+        "nsenter --root=/srv touch app.py",
+        "nsenter -w/tmp touch app.py",
+        "nsenter -r /srv touch app.py",
     ],
 )
 def test_a_command_started_elsewhere_writes_files_only_known_at_run_time(world, command):
