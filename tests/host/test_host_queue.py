@@ -21,8 +21,8 @@ class SlowPeer:
         self.notes: list[tuple[str, dict[str, Any]]] = []
         self.reading = asyncio.Event()
 
-    def send_line(self, line: str) -> None:
-        self.lines.append(line)
+    def send_bytes(self, data: bytes) -> None:
+        self.lines += data.decode().splitlines()
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.notes.append((method, params))

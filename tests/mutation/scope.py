@@ -51,6 +51,9 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/hooks/command.py": ("compose_inputs", "CommandHooks.has_permission_request_hooks",
                                          "CommandHooks.pre_tool_use", "CommandHooks.permission_request"),
     "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "start"),
+    # the host: who may use its socket, and what a killed host's open requests become (never an allow)
+    "tui_app/host/server.py": ("peer_allowed", "peer_uid"),
+    "tui_app/runtime/log/lost_calls.py": None,
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
@@ -96,5 +99,6 @@ TEST_FILES = (
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",
     "tests/test_attack_corpus.py",
+    "tests/host/test_host_inprocess.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )

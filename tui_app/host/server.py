@@ -266,6 +266,8 @@ class Host:
         self.clients.add(connection)
         try:
             await connection.peer.run()
+        except asyncio.CancelledError:
+            pass  # the host is stopping: the connection ends with it
         finally:
             self.clients.discard(connection)
             connection.detach_all()

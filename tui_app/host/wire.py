@@ -111,9 +111,12 @@ class Peer:
 
     def send_line(self, line: str) -> None:
         """Queue one whole line (a message already encoded); lines are never interleaved."""
-        if self.writer.is_closing():
-            return
-        self.writer.write(line.encode("utf-8") + b"\n")
+        self.send_bytes(line.encode("utf-8") + b"\n")
+
+    def send_bytes(self, data: bytes) -> None:
+        """Queue whole lines, each ending with a newline, in one write."""
+        if not self.writer.is_closing():
+            self.writer.write(data)
 
     async def drain(self) -> None:
         try:
