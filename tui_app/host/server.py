@@ -71,17 +71,15 @@ def take_lock() -> Any:
     return handle
 
 
-def peer_uid(writer: asyncio.StreamWriter) -> int | None:
-    sock = writer.get_extra_info("socket")
-    if sock is None:
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+def peer_uid(writer: asyncio.StreamWriter) -> int:
+    """The uid of the process at the other end of a Unix socket (pid, uid, gid from SO_PEERCRED)."""
+    creds = writer.get_extra_info("socket").getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     return struct.unpack("3i", creds)[1]
 
 
 def peer_allowed(uid: int | None) -> bool:
     """Only the host's own user may talk to it (root included only when the host is root's)."""
-    return uid is not None and uid == os.getuid()
+    return uid == os.getuid()
 
 
 def write_hosted(hosted: HostedSession, **extra: Any) -> None:
