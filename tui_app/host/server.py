@@ -303,7 +303,9 @@ class Connection:
                     "hello_first",
                     f'say hello first: {{"method": "hello", "params": {{"wire_version": {WIRE_VERSION}}}}}',
                 )
-            return await fn(params)
+            # a client that gives up or goes away mid-request (a session half started, half ended)
+            # leaves nothing half done: the work finishes; only its answer is not sent
+            return await asyncio.shield(fn(params))
 
         return run
 
