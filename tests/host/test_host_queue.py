@@ -30,6 +30,9 @@ class SlowPeer:
     async def drain(self) -> None:
         await self.reading.wait()
 
+    def buffered(self) -> int:
+        return 0 if self.reading.is_set() else 1 << 20  # a reader that does not read: the buffer is full
+
     def seqs(self) -> list[int]:
         return [json.loads(split_event(line.encode())[1])["seq"] for line in self.lines]
 

@@ -21,6 +21,8 @@ from tui_app.host.wire import ConnectionLost, dumps, event_line_prefix
 QUEUE_BOUND = 4096
 #: lines written before waiting for the socket to take them
 BATCH = 256
+#: bytes a connection may have waiting in its socket buffer for an event to be written at once
+DIRECT_LIMIT = 1 << 16
 
 STATES = ("running", "waiting", "idle", "ended", "interrupted")
 
@@ -29,6 +31,8 @@ class LinePeer(Protocol):
     """What a subscription needs of a connection (the wire's Peer)."""
 
     def send_bytes(self, data: bytes) -> None: ...
+
+    def buffered(self) -> int: ...
 
     def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
@@ -106,6 +110,8 @@ class HostedSession:
         if event.type == "SessionEnded" and self.session is not None:
             self.rest_state = "ended"
             self.reason = event.reason
+            for sub in tuple(self.subscriptions):
+                sub.poke()
 
     def _keep(self, event: Any) -> tuple[int, bytes]:
         line = self._encode(event)
@@ -239,11 +245,17 @@ class Subscription:
         self.behind = True
         self.lagged = 0
         self._wake = asyncio.Event()
+        #: the writer task waits for lines (an event may then be written at once, in `offer`)
+        self.idle = False
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.hosted.subscriptions.add(self)
         self._task = asyncio.ensure_future(self._run())
+
+    def poke(self) -> None:
+        """Look again (the session ended)."""
+        self._wake.set()
 
     def stop(self) -> None:
         self.hosted.subscriptions.discard(self)
@@ -253,6 +265,12 @@ class Subscription:
     def offer(self, seq: int, line: bytes, ephemeral: bool = False) -> None:
         if self.behind:
             return  # it will be read from the kept lines (a partial one is lost: the whole one follows)
+        if self.idle and not self.queue and self.peer.buffered() < DIRECT_LIMIT:
+            # caught up, and the socket takes it: written now, no hop through the writer task
+            self.peer.send_bytes(line)
+            if not ephemeral:
+                self.sent_seq = seq
+            return
         if len(self.queue) >= self.bound:
             self.behind = True
             self.lagged += 1
@@ -295,7 +313,11 @@ class Subscription:
                         self.hosted.subscriptions.discard(self)
                         return
                     self._wake.clear()
-                    await self._wake.wait()
+                    self.idle = True
+                    try:
+                        await self._wake.wait()
+                    finally:
+                        self.idle = False
                     continue
                 batch = []
                 while self.queue and len(batch) < BATCH:

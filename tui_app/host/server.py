@@ -202,6 +202,8 @@ class Host:
             return {"ok": True, "message": f"The session was {hosted.state} already."}
         reply = await session.controller.handle(EndSession(reason=reason, client=client))
         hosted.rest_state = "ended"
+        for sub in tuple(hosted.subscriptions):
+            sub.poke()
         hosted.reason = reason
         hosted.session = None
         write_hosted(hosted, ended=True, reason=reason)

@@ -118,6 +118,11 @@ class Peer:
         if not self.writer.is_closing():
             self.writer.write(data)
 
+    def buffered(self) -> int:
+        """Bytes written and not yet taken by the socket."""
+        transport = self.writer.transport
+        return transport.get_write_buffer_size() if transport is not None and not transport.is_closing() else 1 << 30
+
     async def drain(self) -> None:
         try:
             await self.writer.drain()
