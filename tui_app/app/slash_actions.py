@@ -240,7 +240,7 @@ def _resume(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, 
 
 
 VIEWS_BY_NAME: dict[str, Callable[[Any, SessionFacts, str, str, str], None]] = {
-    "agents": _agents, "cost": _cost, "help": _help, "memory": _memory, "permissions": _permissions, "resume": _resume,
+    "agents": _agents, "usage": _cost, "help": _help, "memory": _memory, "permissions": _permissions, "resume": _resume,
 }
 
 

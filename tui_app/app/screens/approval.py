@@ -1,7 +1,7 @@
 """The approval dialog: what a call will do, why Vigil asks, the full preview, and keyboard-first
 answers. It is fed a PermissionRequested event and returns a plain ApprovalResult via `dismiss`.
 
-Accidental approvals are the complaint users have about peers (SPEC-compat §7): keys pressed in
+Accidental approvals are the complaint users have about peers (docs/architecture.md §9.7): keys pressed in
 the first `key_guard_s` after the dialog opens (or after it changes step) are ignored, the dialog
 takes focus away from any prompt box without touching what was typed there, Deny is always `n`
 and Esc, and "always allow" shows the exact rule text before a second confirmation saves it.
