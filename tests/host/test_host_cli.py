@@ -238,3 +238,13 @@ def test_a_client_that_goes_away_mid_request_leaves_nothing_half_done(host: Host
     client.close()  # long before the answer
     entry = waiting(host, 1)[0]  # the session was started all the same, and its first turn runs
     assert host.row(entry["session"])["state"] == "waiting"
+
+
+def test_watch_as_stream_json_prints_claude_codes_lines(host: HostKit) -> None:
+    session = host.new([{"text": "Hello from the host."}], "hi")
+    host.wait(lambda: host.row(session)["state"] == "idle", "the turn")
+    host.vigil("end", session)
+    out = host.vigil("watch", session, "--output-format", "stream-json").stdout
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["type"] for line in lines] == ["assistant"]
+    assert lines[0]["message"]["content"] == [{"type": "text", "text": "Hello from the host."}]

@@ -307,11 +307,12 @@ async def watch(host: HostClient, session_id: str, after: int, fmt: str) -> int:
         except BrokenPipeError:
             done.set_result(0)
 
+    if fmt == "stream-json":  # before the replay starts: its first events come with the answer
+        rows = [r for r in await host.call("list") if r.get("id") == session_id]
+        transcript = stream_transcript(session_id, rows[0] if rows else {}, out)
     host.peer.on_notify = on_notify
     host.peer.on_event = on_event
-    attached = await host.call("attach", session=session_id, after_seq=after)
-    if fmt == "stream-json":
-        transcript = stream_transcript(attached, out)
+    await host.call("attach", session=session_id, after_seq=after)
     closed = asyncio.ensure_future(host.peer.closed.wait())
     await asyncio.wait({done, closed}, return_when=asyncio.FIRST_COMPLETED)
     if done.done():
@@ -320,15 +321,14 @@ async def watch(host: HostClient, session_id: str, after: int, fmt: str) -> int:
     return 1
 
 
-def stream_transcript(attached: dict[str, Any], out: Any) -> Any:
+def stream_transcript(session_id: str, row: dict[str, Any], out: Any) -> Any:
     """Claude Code's stream-json lines from the host's events (no live Session here)."""
     from types import SimpleNamespace
 
     from tui_app.headless.stream_json import Transcript
 
-    row = attached.get("row") or {}
     stub = SimpleNamespace(
-        id=attached["session"],
+        id=session_id,
         cwd=row.get("cwd", ""),
         provider_name=row.get("agent", ""),
         base_url=None,
