@@ -19,15 +19,15 @@ GUARD_S = 0.45  # the dialogs ignore keys for their first 300 ms
 
 
 class Panes:
-    def __init__(self, host: HostKit, session: str) -> None:
+    def __init__(self, host: HostKit, session: str, args: str = "", names: tuple[str, ...] = ("one", "two")) -> None:
         self.socket = str(host.root / "tmux.sock")
         keep = ("VIGIL_HOME", "HOME", "XDG_CONFIG_HOME", "PYTHONPATH")
         exports = " ".join(f"{k}={json.dumps(host.env[k])}" for k in keep)
         command = (
             f"cd {json.dumps(str(host.project))} && exec env -u COLUMNS -u LINES TERM=xterm-256color "
-            f"{exports} {sys.executable} -m tui_app attach {session}"
+            f"{exports} {sys.executable} -m tui_app {args or f'attach {session}'}"
         )
-        for name in ("one", "two"):  # not "left" / "right": tmux reads those as a pane's position
+        for name in names:  # not "left" / "right": tmux reads those as a pane's position
             self.tmux("new-session", "-d", "-s", name, "-x", "140", "-y", "44", command)
             self.tmux("set-option", "-t", name, "remain-on-exit", "on")
 
@@ -73,5 +73,21 @@ def test_two_tuis_on_one_session_one_answers_both_see_it_one_quits_the_session_g
         row = host.row(session)
         assert row["state"] == "idle" and row["clients"] == 1  # the left one is still attached
         assert "All written." in panes.screen("one")
+    finally:
+        panes.close()
+
+
+def test_vigil_host_opens_the_tui_on_a_new_session_of_the_host_and_quitting_detaches(host: HostKit) -> None:
+    script = host.script([{"text": "Hello from the host."}])
+    panes = Panes(host, "", args=f"--host --script {script}", names=("one",))
+    try:
+        panes.wait_for("one", lambda s: "[host]" in s and "idle" in s, "the TUI attached to a new session")
+        panes.tmux("send-keys", "-t", "one", "hi", "Enter")
+        panes.wait_for("one", lambda s: "Hello from the host." in s, "the answer")
+        panes.tmux("send-keys", "-t", "one", "C-q")
+        screen = panes.wait_for("one", lambda s: "detached;" in s, "the detach message")
+        (row,) = host.ls()
+        assert f"vigil attach {row['id']}" in screen and row["state"] == "idle"
+        assert [e["prompt"] for e in host.events(row["id"]) if e["type"] == "TurnStarted"] == ["hi"]
     finally:
         panes.close()
