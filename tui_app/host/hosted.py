@@ -107,11 +107,12 @@ class HostedSession:
         seq, line = self._keep(event)
         for sub in tuple(self.subscriptions):
             sub.offer(seq, line)
-        if event.type == "SessionEnded" and self.session is not None:
-            self.rest_state = "ended"
-            self.reason = event.reason
+        if event.type == "SessionEnded":
+            if self.session is not None:
+                self.rest_state = "ended"
+                self.reason = event.reason
             for sub in tuple(self.subscriptions):
-                sub.poke()
+                sub.poke()  # a caught-up client was written to directly: its task tells it the session ended
 
     def _keep(self, event: Any) -> tuple[int, bytes]:
         line = self._encode(event)
