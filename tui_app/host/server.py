@@ -165,10 +165,24 @@ class Host:
         session = self._build(options)
         hosted = HostedSession(session.id, options)
         hosted.loaded = True
+        try:
+            write_hosted(hosted)
+        except OSError as exc:
+            raise WireError(
+                "failed",
+                f"the session could not be recorded under {paths.hosted_path(hosted.id).parent}: {exc.strerror or exc}",
+            ) from None
         hosted.attach_session(session)
         self.sessions[hosted.id] = hosted
-        write_hosted(hosted)
-        await session.start()
+        try:
+            await session.start()
+        except Exception as exc:  # its agent did not start: the session ends, and says why
+            with contextlib.suppress(Exception):
+                await session.close("start failed")
+            hosted.session, hosted.rest_state, hosted.reason = None, "ended", f"it could not start: {exc}"
+            with contextlib.suppress(OSError):
+                write_hosted(hosted, ended=True, reason=hosted.reason)
+            raise WireError("start_failed", f"the session could not start: {exc}") from None
         return hosted
 
     async def resume(self, hosted: HostedSession) -> None:
