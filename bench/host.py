@@ -215,7 +215,8 @@ async def client_main(socket_path: Path, number: int) -> None:
     )
     await client.call("attach", session="bench-live", after_seq=0)
     socket_path.with_name(f"client-{number}.ready").write_text("ok")
-    await done
+    closed = asyncio.ensure_future(client.peer.closed.wait())
+    await asyncio.wait({done, closed}, return_when=asyncio.FIRST_COMPLETED)
     await client.close()
     print(json.dumps(latencies))
 

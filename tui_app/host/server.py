@@ -251,6 +251,8 @@ class Host:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
             ended = await self.stop()
+            # what the clients were sent (the sessions' last events, "ended") reaches them first
+            await asyncio.gather(*(c.peer.aclose() for c in tuple(self.clients)), return_exceptions=True)
             if ended:
                 sys.stderr.write(f"vigil host: ended {ended} sessions\n")
 

@@ -255,3 +255,9 @@ class Peer:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
+
+    async def aclose(self, timeout: float = 2.0) -> None:
+        """Close once what was written has gone out (within `timeout`)."""
+        self.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.writer.wait_closed(), timeout)
