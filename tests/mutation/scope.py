@@ -66,6 +66,9 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
                                  "ProjectTrust.waiting", "ProjectTrust.grant", "ProjectTrust.answer",
                                  "user_mcp_choices", "decide_trust"),
     "tui_app/assemble.py": ("build_trust",),
+    # the host: who may use its socket, and what a killed host's open requests become (never an allow)
+    "tui_app/host/server.py": ("peer_allowed", "peer_uid"),
+    "tui_app/runtime/log/lost_calls.py": None,
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
@@ -124,5 +127,6 @@ TEST_FILES = (
     "tests/test_project_trust_parts.py",
     "tests/tui/test_trust_dialog.py",
     "tests/test_attack_options_and_spellings.py",
+    "tests/host/test_host_inprocess.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )

@@ -128,8 +128,12 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
     found += [
         ("Theme: dark", partial(setattr, main.app, "theme", "textual-dark"), ""),
         ("Theme: light", partial(setattr, main.app, "theme", "textual-light"), ""),
-        ("Quit Vigil", main.app.action_quit, "ctrl+q: every child process is stopped first"),
     ]
+    if getattr(app, "detaches", False):  # the session lives in the host: quitting leaves it running
+        found += [("Detach (quit Vigil)", app.action_quit, "ctrl+q: the session goes on in the host"),
+                  ("End the session", app.end_session, "its agent and processes stop, in the host too")]
+    else:
+        found.append(("Quit Vigil", main.app.action_quit, "ctrl+q: every child process is stopped first"))
     return found
 
 

@@ -286,6 +286,15 @@ class VigilApp(App[int]):
             self.closed = True
             self.runner.close()
 
+    async def end_session(self) -> None:
+        """End the session itself (not only this window): its agent and processes stop."""
+        from tui_app.runtime.commands import EndSession
+
+        if self.controls is not None and not self.closed:
+            self.notify("Ending the session…", markup=False)
+            await self.controls.ask(EndSession(reason="ended from the TUI"))
+        self.exit(0)
+
     async def action_quit(self) -> None:
         if self.runner is not None and not self.closed:
             if self.detaches:
