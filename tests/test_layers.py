@@ -14,7 +14,7 @@ RUNTIME = ROOT / "tui_app" / "runtime"
 #: bottom up; a module may import its own floor and the floors below, never one above
 FLOORS: list[tuple[str, ...]] = [
     ("tui_app.runtime",),
-    ("tui_app.tools", "tui_app.providers", "tui_app.mcp", "tui_app.agents", "widgets"),
+    ("tui_app.tools", "tui_app.providers", "tui_app.mcp", "tui_app.agents", "tui_app.view_model", "widgets"),
     ("tui_app.config", "tui_app.demo"),
     ("tui_app.assemble",),
     ("tui_app.headless", "tui_app.app"),

@@ -168,7 +168,7 @@ def _help(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, te
 
 def _memory(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     _done(screen, text)
-    screen.app.push_screen(InfoScreen("Memory files", memory_lines(screen.memory_reports)))
+    screen.app.push_screen(InfoScreen("Memory files", memory_lines(screen.view.reports.memory)))
 
 
 def _agents(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
@@ -205,7 +205,7 @@ def _permissions(screen: MainScreen, facts: SessionFacts, name: str, arguments: 
 
 
 def _cost(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
-    header = screen.header.state
+    header = screen.view.header
     rows = [Content(f"Input tokens {getattr(header, 'input_tokens', 0):,} · output tokens "
                     f"{getattr(header, 'output_tokens', 0):,} (every model step, subagents included)")]
     context = facts.context
@@ -214,7 +214,7 @@ def _cost(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, te
         state = "on" if context.compaction_enabled else "off"
         rows.append(Content(f"Context: {context.used:,} of {context.window:,} tokens at the last step ({share}); "
                             f"automatic compaction is {state} at {context.threshold:.0%}"))
-    rows.append(Content(f"Compactions so far: {screen.compactions}"))
+    rows.append(Content(f"Compactions so far: {screen.view.reports.compactions}"))
     _done(screen, text)
     screen.app.push_screen(InfoScreen("Cost", _lines("This session:", rows)))
 
