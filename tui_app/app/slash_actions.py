@@ -95,12 +95,23 @@ def handle_prompt(screen: MainScreen, text: str) -> bool:
     if invocation is None or facts is None:
         return False
     name, arguments = invocation
+    if name == "model" and capabilities is not None and not capabilities.set_model \
+            and not any(c.name == "model" for c in facts.slash_commands):
+        screen.notify(model_not_switchable(facts), severity="warning", markup=False, timeout=8)
+        return True  # the text stays in the box
     builtin = {c.name for c in facts.slash_commands if c.kind == "builtin"}
     view = VIEWS_BY_NAME.get(name)
     if name in builtin and (view is not None or (name in ("model", "mode") and not arguments.strip())):
         screen.run_worker(_show_view(screen, name, arguments, text), group="slash")
         return True
     return False
+
+
+def model_not_switchable(facts: SessionFacts) -> str:
+    """What /model says in a session whose agent picks its own model and has no /model of its own."""
+    model = facts.model or "the model it picked itself"
+    return (f"{facts.agent_label} does not switch models from Vigil and has no /model command: it runs {model}. "
+            "To send the text to the agent as it is, start it with a space.")
 
 
 async def send_prompt(screen: MainScreen, text: str) -> None:
