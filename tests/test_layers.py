@@ -189,3 +189,23 @@ def test_importing_every_runtime_module_loads_no_textual():
             + "print(','.join(bad))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == ""
+
+
+#: a folder with more modules than this is split into sub-packages whose names say what they hold
+MAX_MODULES = 20
+
+
+def crowded_folders() -> list[str]:
+    found = []
+    for root in (ROOT / "tui_app", ROOT / "widgets"):
+        for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+            if "sample_project" in folder.parts or folder.name == "__pycache__":
+                continue
+            modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+            if len(modules) > MAX_MODULES:
+                found.append(f"{folder.relative_to(ROOT)}: {len(modules)}")
+    return found
+
+
+def test_no_folder_holds_more_than_twenty_modules():
+    assert crowded_folders() == []

@@ -34,10 +34,7 @@ SLASH_PALETTE = (
 
 
 def run_slash(main: MainScreen, text: str) -> None:
-    from tui_app.app.slash_actions import handle_prompt, send_prompt  # live sessions only: a replay loads none
-
-    if not handle_prompt(main, text):
-        main.run_worker(send_prompt(main, text), group="prompt")
+    main.submit_text(text)
 
 
 def open_memory_files(main: MainScreen) -> None:

@@ -23,7 +23,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from tui_app.app.agent_offers import AgentCommandList, following_mode
+from tui_app.app.prompt.agent_offers import AgentCommandList, following_mode
+from tui_app.app.prompt.intents import NoteToMemory, NotOffered, SendPrompt, ShowCommand, read_intent
 from tui_app.runtime.commands import Interrupt, Reply, SelectAgentMode, SessionFacts
 from tui_app.runtime.events import SessionStarted, TurnEnded, TurnStarted, Warning
 from tui_app.runtime.log.paths import session_dir
@@ -147,16 +148,15 @@ class MainScreen(Screen[None]):
             prompt.display = False
             self.table.focus()
         else:
-            from tui_app.app.slash_actions import SlashCompleter
+            from tui_app.app.prompt.mention_actions import ChainedCompleter, mention_picker
+            from tui_app.app.prompt.shell_actions import ShellModeMarker
+            from tui_app.app.prompt.slash_actions import SlashCompleter
 
-            self.completer = SlashCompleter(self.query_one(SlashMenu), prompt, self._offered_commands)
+            # `@` picks a file of the project, `/` completes a command, a `!` line runs in the user's shell
+            self.completer = ChainedCompleter(mention_picker(self.query_one(MentionMenu), prompt, lambda: self.cwd),
+                                              SlashCompleter(self.query_one(SlashMenu), prompt, self._offered_commands),
+                                              ShellModeMarker(prompt))
             prompt.completer = self.completer
-            from tui_app.app.mention_actions import attach_mention_picker
-
-            attach_mention_picker(self)  # `@` picks a file of the project
-            from tui_app.app.shell_actions import attach_shell_mode
-
-            attach_shell_mode(self)  # a `!` line runs in the user's shell
             prompt.focus()
 
     def _offered_commands(self) -> Any:
@@ -292,11 +292,34 @@ class MainScreen(Screen[None]):
                         f"quit, and continue with `vigil --resume {self.session_id}`. Your prompt is kept.",
                         severity="error", markup=False)
             return
-        from tui_app.app.slash_actions import handle_prompt, send_prompt
+        self.submit_text(message.text)
 
-        if handle_prompt(self, message.text):
-            return
+    def submit_text(self, text: str) -> None:
+        """Enter on `text` (or the palette running a command): its intent is posted, and handled below."""
+        if self.controls is not None:
+            self.post_message(read_intent(text, self.controls.known))
+
+    def on_send_prompt(self, message: SendPrompt) -> None:
+        from tui_app.app.prompt.slash_actions import send_prompt
+
+        message.stop()
         self.run_worker(send_prompt(self, message.text), group="prompt")
+
+    def on_show_command(self, message: ShowCommand) -> None:
+        from tui_app.app.prompt.slash_actions import show_command
+
+        message.stop()
+        self.run_worker(show_command(self, message.name, message.arguments, message.text), group="slash")
+
+    def on_note_to_memory(self, message: NoteToMemory) -> None:
+        from tui_app.app.prompt.slash_actions import ask_where_to_note
+
+        message.stop()
+        ask_where_to_note(self, message.text)
+
+    def on_not_offered(self, message: NotOffered) -> None:
+        message.stop()
+        self.notify(message.message, severity="warning", markup=False, timeout=8)  # the text stays in the box
 
     # ---- turn control -----------------------------------------------------------------------
 
