@@ -14,6 +14,11 @@ NODE_MODULES = AGENTS / "node_modules"
 #: Claude Code's native binary ships in a platform package; its postinstall only links it
 CLAUDE_BINARY = NODE_MODULES / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
 CLAUDE_ACP_ADAPTER = NODE_MODULES / "@agentclientprotocol" / "claude-agent-acp" / "dist" / "index.js"
+#: Codex's ACP adapter embeds Codex itself (its native binary ships in a platform package)
+CODEX_ACP = NODE_MODULES / "@zed-industries" / "codex-acp-linux-x64" / "bin" / "codex-acp"
+GEMINI_CLI = NODE_MODULES / "@google" / "gemini-cli" / "bundle" / "gemini.js"
+#: OpenCode's `bin/opencode.exe` is a stub its postinstall replaces; the platform package's binary runs
+OPENCODE = NODE_MODULES / "opencode-linux-x64" / "bin" / "opencode"
 INSTALL = "npm ci --ignore-scripts --prefix tests/agents"
 
 
@@ -30,3 +35,27 @@ def claude_acp_adapter() -> Path:
     if not CLAUDE_ACP_ADAPTER.is_file():
         require(f"the Claude ACP adapter is not installed ({INSTALL})")
     return CLAUDE_ACP_ADAPTER
+
+
+def _executable(path: Path, what: str) -> Path:
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        require(f"{what} is not installed ({INSTALL})")
+    return path
+
+
+def codex_acp() -> Path:
+    """The pinned codex-acp binary (Codex's ACP adapter, Codex core inside)."""
+    return _executable(CODEX_ACP, "codex-acp")
+
+
+def gemini_cli() -> Path:
+    """The pinned Gemini CLI's bundle (run with node)."""
+    require(missing("node"))
+    if not GEMINI_CLI.is_file():
+        require(f"Gemini CLI is not installed ({INSTALL})")
+    return GEMINI_CLI
+
+
+def opencode() -> Path:
+    """The pinned OpenCode binary."""
+    return _executable(OPENCODE, "OpenCode")

@@ -1,4 +1,4 @@
-"""ACP agents under Vigil (DESIGN §11), without the screen, against the fixture agent of
+"""ACP agents under Vigil (docs/architecture.md §11), without the screen, against the fixture agent of
 tests/acp_fixture_agent.py (the official SDK's agent side, driven by a script)."""
 
 from __future__ import annotations

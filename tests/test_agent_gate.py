@@ -1,4 +1,4 @@
-"""The gate an external agent's calls pass (DESIGN §11), on a real session's policy, hooks and
+"""The gate an external agent's calls pass (docs/architecture.md §11), on a real session's policy, hooks and
 broker, without an agent: what an attacker-controlled input can and cannot get past it, and what
 goes back to the agent in Claude Code's protocol.
 """

@@ -1,4 +1,4 @@
-"""The real Claude Code CLI under Vigil (DESIGN §11), without the screen: every call passes
+"""The real Claude Code CLI under Vigil (docs/architecture.md §11), without the screen: every call passes
 Vigil's policy, what Claude Code decided by itself is marked as its decision, Vigil's deny rules
 decide with no dialog, a crash costs one turn and nothing of the session, `--resume` goes on with
 Claude Code's own session, and the headless stream-json run.

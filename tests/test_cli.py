@@ -77,6 +77,25 @@ def test_the_demo_without_a_terminal_is_a_plain_transcript(tmp_path, args):
     assert out.stdout.rstrip().splitlines()[-1].startswith("[completed]")
 
 
+@pytest.mark.parametrize("fmt", ["stream-json", "events", "json"])
+def test_the_headless_demo_honours_a_machine_readable_output_format(tmp_path, fmt):
+    out = vigil("--demo", "--output-format", fmt, home=tmp_path, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]  # every line of stdout is JSON
+    if fmt == "stream-json":
+        assert (lines[0]["type"], lines[0]["subtype"]) == ("system", "init")
+        assert lines[-1]["type"] == "result" and lines[-1]["subtype"] == "success"
+        assert any(b.get("name") == "Edit" for line in lines if line["type"] == "assistant"
+                   for b in line["message"]["content"])
+    elif fmt == "events":
+        kinds = [line["type"] for line in lines]
+        assert "ToolCallResult" in kinds and "TurnEnded" in kinds
+    else:
+        [result] = lines
+        assert result["type"] == "result" and not result["is_error"]
+    assert "Vigil demo: a scripted model" in out.stderr  # the words for a person go to stderr
+
+
 def test_the_headless_demo_denies_what_would_ask_when_the_user_picks_the_mode(tmp_path):
     out = vigil("--demo", "--output-format", "text", "--permission-mode", "default", home=tmp_path, cwd=tmp_path)
     assert out.returncode == 0, out.stderr

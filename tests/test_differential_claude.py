@@ -21,11 +21,11 @@ SANDBOX = ("Vigil runs Bash in its sandbox (on wherever bubblewrap works; Claude
 PLAN_READ = ("plan mode: Claude Code 2.1.332 lets Read reach outside the working directories; Vigil asks there in "
              "every mode but bypassPermissions (issue 14; headless: denied)")
 ACCEPT_RM = ("acceptEdits: Claude Code 2.1.332 lets `rm` inside the project run; Vigil auto-allows only "
-             "mkdir/touch/mv/cp there (SPEC-compat §2) and asks for rm (headless: denied)")
+             "mkdir/touch/mv/cp there (docs/architecture.md §9.2) and asks for rm (headless: denied)")
 ORDER = ("nothing runs on either side: Claude Code applies deny rules and PreToolUse hooks before the tool's own "
-         "checks; Vigil runs the tool's checks first (DESIGN §4 stage 3), and this file was never read (that Read "
+         "checks; Vigil runs the tool's checks first (docs §4, stage 3), and this file was never read (that Read "
          "was refused), so the Edit fails its read-before-edit check instead of being denied")
-BARE_EDIT = ("a bare `Edit` allow rule: Vigil applies it to every editing tool (SPEC-compat §2); Claude Code 2.1.332 "
+BARE_EDIT = ("a bare `Edit` allow rule: Vigil applies it to every editing tool (docs §9.2); Claude Code 2.1.332 "
              "matches a bare name to that tool only, so its Write asks (headless: denied)")
 WRITE_PATH = ("a `Write(path)` rule: Vigil matches the path; Claude Code 2.1.332 ignores a path on Write rules "
               "(it spells file rules `Edit(path)`), so its ask rule does not apply")

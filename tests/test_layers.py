@@ -1,4 +1,4 @@
-"""The floors of DESIGN §1 hold: the runtime is UI-agnostic, nothing imports upward, and no module
+"""The floors of docs/architecture.md §1 hold: the runtime is UI-agnostic, nothing imports upward, and no module
 is part of an import circle (a piece two modules share moves down a floor)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ RUNTIME = ROOT / "tui_app" / "runtime"
 FLOORS: list[tuple[str, ...]] = [
     ("tui_app.runtime",),
     ("tui_app.tools", "tui_app.providers", "tui_app.mcp", "tui_app.agents", "tui_app.view_model", "widgets"),
-    ("tui_app.config", "tui_app.demo"),
+    ("tui_app.config", "tui_app.project_trust", "tui_app.demo"),
     ("tui_app.assemble",),
-    ("tui_app.headless", "tui_app.app"),
+    ("tui_app.headless", "tui_app.app", "tui_app.host"),
     ("tui_app.cli", "tui_app.__main__"),
 ]
 #: the pipeline core of the runtime: its rooms (permissions/, hooks/, results/, files/) sit below it
@@ -69,11 +69,13 @@ def project_modules() -> dict[str, Path]:
     return {module_name(p): p for p in paths if "sample_project" not in p.parts}
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, type_checking: bool = False) -> dict[str, set[str]]:
+    """Who imports whom; with `type_checking`, the imports under `if TYPE_CHECKING:` count too."""
     modules = project_modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        graph[name] = {m for m in imported_modules(path, runtime_only=True) if m in modules and m != name}
+        imports = imported_modules(path, runtime_only=not type_checking)
+        graph[name] = {m for m in imports if m in modules and m != name}
     return graph
 
 
@@ -141,6 +143,63 @@ def test_no_import_circles():
     assert cycles(import_graph()) == []
 
 
+def test_no_circles_hidden_under_type_checking():
+    """A part that needs its owner takes a Protocol of what it needs (docs/architecture.md §1)."""
+    assert cycles(import_graph(type_checking=True)) == []
+
+
+#: the rooms of the clients of a session: they reach it through its port (docs/architecture.md §13)
+CLIENTS = ("tui_app.app", "tui_app.headless", "tui_app.host", "tui_app.cli", "widgets")
+#: what only the session and its controller may touch
+SESSION_INSIDES = frozenset({"policy", "model", "services", "driver"})
+
+
+def reach_ins(tree: ast.AST) -> list[tuple[int, str]]:
+    """`session.policy`, `x.session.services` …: a client reaching into a live session."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in SESSION_INSIDES:
+            owner = node.value
+            named = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+            if named == "session":
+                found.append((node.lineno, f"session.{node.attr}"))
+    return found
+
+
+def test_no_client_reaches_into_a_session():
+    offenders = []
+    for name, path in sorted(project_modules().items()):
+        if _under(name, CLIENTS):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            offenders += [f"{name}:{line} {what}" for line, what in reach_ins(tree)]
+    assert offenders == []
+
+
+def test_the_reach_in_check_finds_a_reach_in():
+    code = "def f(app):\n    app.session.services['x'] = 1\n    session.policy.mode = 'plan'\n    facts.model\n"
+    assert reach_ins(ast.parse(code)) == [(2, "session.services"), (3, "session.policy")]
+
+
+def test_no_folder_holds_more_than_twenty_modules():
+    folders: dict[Path, int] = {}
+    for path in project_modules().values():
+        if path.name != "__init__.py":
+            folders[path.parent] = folders.get(path.parent, 0) + 1
+    assert {str(f.relative_to(ROOT)): n for f, n in folders.items() if n > 20} == {}
+
+
+def test_comments_cite_documents_of_the_repository_only():
+    """Comments cite docs/architecture.md; a document outside the repository cannot be followed."""
+    outside = ("DESIGN §", "DESIGN.md", "SPEC-compat", "NOTES-agents", "NOTES-perf", "NOTES-mcp", "REVIEW-architecture")
+    cited = []
+    sources = [*project_modules().values(), *ROOT.joinpath("tests").glob("*.py"), *ROOT.joinpath("bench").glob("*.py")]
+    for path in sources:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if any(word in line for word in outside) and path.name != "test_layers.py":
+                cited.append(f"{path.relative_to(ROOT)}:{number}")
+    assert cited == []
+
+
 def test_the_circle_check_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
@@ -189,23 +248,3 @@ def test_importing_every_runtime_module_loads_no_textual():
             + "print(','.join(bad))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == ""
-
-
-#: a folder with more modules than this is split into sub-packages whose names say what they hold
-MAX_MODULES = 20
-
-
-def crowded_folders() -> list[str]:
-    found = []
-    for root in (ROOT / "tui_app", ROOT / "widgets"):
-        for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
-            if "sample_project" in folder.parts or folder.name == "__pycache__":
-                continue
-            modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
-            if len(modules) > MAX_MODULES:
-                found.append(f"{folder.relative_to(ROOT)}: {len(modules)}")
-    return found
-
-
-def test_no_folder_holds_more_than_twenty_modules():
-    assert crowded_folders() == []

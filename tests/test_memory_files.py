@@ -50,14 +50,17 @@ def test_outside_a_repository_only_the_cwd_is_the_project(workspace: Workspace):
 
 
 def test_imports_are_followed_relative_to_the_file_and_from_home(workspace: Workspace):
+    workspace.write(".claude/CLAUDE.md", "Mine: @~/notes/mine.md\n", under=workspace.home)
     workspace.write("CLAUDE.md", "See @docs/style.md and @~/notes/mine.md.\nMail me@example.com, ask @alice.\n")
     workspace.write("docs/style.md", "Use four spaces.\n")
     workspace.write("notes/mine.md", "Prefer uv.\n", under=workspace.home)
     memory = load_memory(workspace.project, workspace.home)
+    user_file = str(workspace.home / ".claude" / "CLAUDE.md")
     assert [(f.path.removeprefix(str(workspace.root)), f.imported_from) for f in memory.files] == [
+        ("/home/.claude/CLAUDE.md", None),
+        ("/home/notes/mine.md", user_file),
         ("/project/CLAUDE.md", None),
-        ("/project/docs/style.md", str(workspace.project / "CLAUDE.md")),
-        ("/home/notes/mine.md", str(workspace.project / "CLAUDE.md"))]
+        ("/project/docs/style.md", str(workspace.project / "CLAUDE.md"))]
     assert "Use four spaces." in memory.prompt_section() and "Prefer uv." in memory.prompt_section()
 
 

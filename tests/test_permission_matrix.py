@@ -1,5 +1,5 @@
 """The rule matrix: (tool, input, rules, mode) → decision, who decided, and why — one row per
-behaviour of SPEC-compat §2, on a real directory tree with real symlinks.
+behaviour of docs/architecture.md §9.2, on a real directory tree with real symlinks.
 
 The specs are the real tools' (tests/perm_specs.py).
 
@@ -137,7 +137,7 @@ BASH_CASES = [
     C("readonly-git-diff", "Bash", "git diff HEAD~1 -- src", "allow", "tool"),
     C("readonly-git-branch-list", "Bash", "git branch -a", "allow", "tool"),
     C("git-branch-delete-not-readonly", "Bash", "git branch -D old", "ask", "mode"),
-    C("find-delete-not-readonly", "Bash", "find . -name x -delete", "ask", "mode"),
+    C("find-delete-not-readonly", "Bash", "find . -name x -delete", "ask", "guard"),  # removes unknown files
     C("find-exec-not-readonly", "Bash", "find . -exec rm {} ;", "ask", "mode"),
     C("find-execdir-not-readonly", "Bash", "find . -execdir rm {} ;", "ask", "mode"),
     C("sort-compress-program-not-readonly", "Bash", "sort --compress-program=sh notes", "ask", "mode"),

@@ -1,4 +1,4 @@
-"""Every row of the DESIGN §6 budget table through the real pipeline: what the model gets, under
+"""Every row of the docs/architecture.md §6 budget table through the real pipeline: what the model gets, under
 the budget, over it, persisted or cut, at UTF-8 boundaries, and for failures."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def notice(original: int, limit: int) -> str:
     return f"[Tool output truncated by resultBudget: original {original} bytes, limit {limit} bytes]"
 
 
-# name, constant, bytes to the model, over budget, preview end — DESIGN §6, row by row
+# name, constant, bytes to the model, over budget, preview end — docs/architecture.md §6, row by row
 ROWS = [
     ("Anything", budgets.DEFAULT, 100_000, "truncate", "head"),
     ("Bash", budgets.BASH, 30_000, "artifact", "tail"),

@@ -36,7 +36,7 @@ def commands(workspace: Workspace):
 def test_builtins_and_custom_commands_with_their_descriptions(workspace: Workspace):
     found = commands(workspace)
     names = [c.name for c in found.commands]
-    for builtin in ("clear", "compact", "model", "permissions", "mode", "add-dir", "cost", "memory", "agents",
+    for builtin in ("clear", "compact", "model", "permissions", "mode", "add-dir", "usage", "memory", "agents",
                     "help", "resume"):
         assert builtin in names and found.find(builtin).description
     review = found.find("review")
@@ -53,7 +53,7 @@ def test_builtins_and_custom_commands_with_their_descriptions(workspace: Workspa
 
 def test_completion_lists_names_that_start_with_what_was_typed_first(workspace: Workspace):
     found = commands(workspace)
-    assert [c.name for c in found.matching("co")][:4] == ["compact", "context", "cost", "frontend:component"]
+    assert [c.name for c in found.matching("co")][:4] == ["compact", "context", "frontend:component", "usage"]
     assert [c.name for c in found.matching("")] == sorted(c.name for c in found.commands)
     assert [c.name for c in found.matching("mem")] == ["memory"]
 

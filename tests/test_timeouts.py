@@ -1,4 +1,4 @@
-"""Timeout resolution (DESIGN §7) and the clock that starts only after approval."""
+"""Timeout resolution (docs/architecture.md §7) and the clock that starts only after approval."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ class SessionOptions:
     #: a client (the TUI) will answer approvals; headless runs have none
     interactive: bool = False
     persist: bool = True
-    #: the agent Vigil supervises: its own ("vigil") or an external one ("claude-code", DESIGN §11)
+    #: the agent Vigil supervises: its own ("vigil") or an external one ("claude-code", docs/architecture.md §11)
     agent: str | None = None
     #: the external agent's executable (default: found on PATH)
     agent_command: str | None = None
@@ -76,6 +76,8 @@ class SessionOptions:
     tools: list[str] | None = None
     #: the effort level hooks are told (`--effort`)
     effort: str | None = None
+    #: run the project's own hooks and MCP servers without asking (`--trust-project`)
+    trust_project: bool = False
 
 
 def check_cwd(cwd: str) -> str:
@@ -158,8 +160,10 @@ def build_policy(options: SessionOptions, settings: LoadedSettings | None = None
 
 
 def protect_settings(policy: RulePolicy, options: SessionOptions, settings: LoadedSettings) -> None:
-    """Settings files and the hook scripts they name: writing them always asks (self-protection)."""
+    """Settings files, the hook scripts they name and the git directories a worktree's `.git` file
+    points to: writing them always asks (self-protection)."""
     from tui_app.config import user_config_dir
+    from tui_app.runtime.permissions.sandbox_policy import git_pointers
     from tui_app.runtime.permissions.self_protection import hook_scripts, settings_files
 
     extra = [options.settings_file] if options.settings_file and not options.settings_file.lstrip().startswith("{") \
@@ -167,11 +171,12 @@ def protect_settings(policy: RulePolicy, options: SessionOptions, settings: Load
     handlers = [(h.command, h.args) for groups in settings.hooks.groups.values() for g in groups for h in g.handlers]
     policy.protect(settings_files(settings.project_dir, policy.home, str(user_config_dir()), extra))
     policy.protect(hook_scripts(handlers, settings.project_dir, policy.home))
+    policy.protect(p for root in [settings.project_dir, *settings.additional_dirs] for p in git_pointers(root))
 
 
 def build_sandbox(policy: RulePolicy, settings: LoadedSettings) -> Any:
     """The Bash sandbox: Claude Code's `sandbox` settings, on wherever bubblewrap works unless
-    `enabled: false` (DESIGN §12). Problems with the settings or the platform are announced."""
+    `enabled: false` (docs/architecture.md §12). Problems with the settings or the platform are announced."""
     from tui_app.runtime.permissions.sandbox_policy import SandboxPolicy, parse_sandbox
     from tui_app.tools.bash.sandbox import probe
 
@@ -216,7 +221,18 @@ def build_hooks(options: SessionOptions, settings: LoadedSettings | None = None,
         return spec.aliases if spec is not None else ()
 
     return CommandHooks(settings.hooks, project_dir=settings.project_dir, cwd=settings.project_dir,
-                        emit=emit or (lambda event: event), aliases_of=aliases_of)
+                        emit=emit or (lambda event: event), aliases_of=aliases_of,
+                        seals=hook_seals(settings.hooks, settings.project_dir))
+
+
+def hook_seals(hooks: Any, project_dir: str) -> dict[tuple[str, tuple[str, ...] | None], dict[str, str]]:
+    """Each hook's scripts as they are now: a hook whose script changes later is not run."""
+    from tui_app.runtime.hooks.seal import seal
+    from tui_app.runtime.permissions.self_protection import sealed_scripts
+
+    home = os.path.expanduser("~")
+    return {h.key: seal(sealed_scripts(h.command, h.args, project_dir, home))
+            for groups in hooks.groups.values() for g in groups for h in g.handlers}
 
 
 def build_registry(policy: PermissionPolicy) -> ToolRegistry:
@@ -257,20 +273,51 @@ def connect_services(session: Session) -> None:
     read_denial = getattr(session.policy, "read_denial", None)
     if read_denial is not None:  # Grep and Glob leave out the files Read deny rules keep from the model
         session.services.setdefault("read_denial", read_denial)
+    path_guard = getattr(session.policy, "opened_refusal", None)
+    if path_guard is not None:  # the file tools check what they opened, not only the path they were given
+        session.services.setdefault("path_guard", path_guard)
     file_state = session.services.get("file_state")
     if file_state is not None:
         file_state.bind(session.emit)
 
 
+def load_mcp(options: SessionOptions, cwd: str) -> Any:
+    from tui_app.mcp.config import config_sources, load_mcp_config
+
+    sources = config_sources(cwd, settings_file=options.settings_file,
+                             no_claude_settings=options.no_claude_settings, mcp_config=options.mcp_config,
+                             strict=options.strict_mcp_config)
+    return load_mcp_config(sources, project_dir=cwd)
+
+
+def build_trust(options: SessionOptions, loaded: LoadedSettings, mcp: Any) -> Any:
+    """Whether the project's own hooks and MCP servers may run (see `project_trust`); until they
+    may, the project's hooks are held back."""
+    from tui_app.project_trust import Runnable, decide_trust, project_files
+    from tui_app.runtime.log.paths import vigil_home
+    from tui_app.runtime.permissions.self_protection import hook_scripts
+
+    own = set(project_files(loaded.project_dir))
+    handlers = [(event, h) for event, groups in loaded.hooks.groups.items() for g in groups for h in g.handlers
+                if h.source in own]
+    runnables = [Runnable("hook", event, h.label, h.source) for event, h in handlers]
+    servers = mcp.servers.items() if mcp is not None else ()
+    runnables += [Runnable("mcp", name, s.url or " ".join([s.command, *s.args]), s.source)
+                  for name, s in servers if s.source in own]
+    scripts = hook_scripts([(h.command, h.args) for _e, h in handlers], loaded.project_dir,
+                           os.path.expanduser("~"))
+    trust = decide_trust(loaded.project_dir, runnables, scripts, flag=options.trust_project,
+                         source_values=loaded.source_values, home=vigil_home())
+    if not trust.trusted:
+        loaded.hooks.held.update(own)
+        trust.on_grant.append(loaded.hooks.held.clear)
+    return trust
+
+
 def build_mcp(options: SessionOptions, session: Session) -> Any | None:
     """The MCP service when any server is configured (or misconfigured); None otherwise, and then
     the MCP SDK is never imported."""
-    from tui_app.mcp.config import config_sources, load_mcp_config
-
-    sources = config_sources(session.cwd, settings_file=options.settings_file,
-                             no_claude_settings=options.no_claude_settings, mcp_config=options.mcp_config,
-                             strict=options.strict_mcp_config)
-    config = load_mcp_config(sources, project_dir=session.cwd)
+    config = load_mcp(options, session.cwd)
     problems = config.cli_problems()
     if problems:
         raise SetupError(f"invalid MCP config {problems[0]}")
@@ -279,8 +326,10 @@ def build_mcp(options: SessionOptions, session: Session) -> Any | None:
     from tui_app.mcp.manager import McpManager
     from tui_app.runtime.log.paths import session_dir
 
+    trust = session.services.get("project_trust")
     return McpManager(config, session.registry, log_dir=session_dir(session.id) / "mcp",
-                      hides_tool=session.policy.hides_tool)
+                      hides_tool=session.policy.hides_tool,
+                      may_start=trust.server_allowed if trust is not None else None)
 
 
 def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> SessionOptions:
@@ -367,7 +416,49 @@ def notifications_enabled(values: dict[str, Any]) -> bool:
     return values.get("preferredNotifChannel") != "notifications_disabled"
 
 
+def resume_where_it_ran(options: SessionOptions) -> tuple[SessionOptions, list[Any]]:
+    """A resumed session goes on where it ran — its cwd (so its project's settings and rules), its
+    working directories, its permission mode unless a flag names one — and says so when that is
+    not where the user is. bypassPermissions is never restored unasked."""
+    from dataclasses import replace
+
+    from tui_app.runtime.events import Warning
+    from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
+    from tui_app.runtime.log.paths import events_path
+    from tui_app.runtime.log.resume_point import resume_point
+
+    try:
+        session_id = resolve_session_id(options.resume or "")
+    except UnknownSession as exc:
+        raise SetupError(str(exc)) from None
+    options = replace(options, resume=session_id)
+    point = resume_point(events_path(session_id))
+    if point is None:
+        return options, []
+    notes: list[Any] = []
+    if not Path(point.cwd).is_dir():
+        raise SetupError(f"session {session_id} ran in {point.cwd}, which is gone: it cannot go on there "
+                         "(`vigil replay` still shows it)")
+    here = os.path.realpath(os.path.expanduser(options.cwd))
+    if here != os.path.realpath(point.cwd):
+        notes.append(Warning(code="resumed_where_it_ran", message=(
+            f"Session {session_id} goes on in {point.cwd}, where it ran (you are in {options.cwd}).")))
+    mode = options.permission_mode
+    if mode is None and point.permission_mode != "default":
+        if point.permission_mode == "bypassPermissions":
+            notes.append(Warning(code="resumed_mode", message=(
+                "The session was in bypassPermissions when it stopped; it goes on in default "
+                "(pass --permission-mode bypassPermissions to skip every question again).")))
+        else:
+            mode = point.permission_mode  # type: ignore[assignment]
+    add_dirs = [*options.add_dirs, *(d for d in point.directories if d not in options.add_dirs and Path(d).is_dir())]
+    return replace(options, cwd=point.cwd, permission_mode=mode, add_dirs=add_dirs), notes
+
+
 def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
+    resumed_notes: list[Any] = []
+    if options.resume:
+        options, resumed_notes = resume_where_it_ran(options)
     cwd = check_cwd(options.cwd)
     loaded = load_options_settings(options)
     values = {**loaded.values, **(settings or {})}
@@ -380,6 +471,7 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         from tui_app.agents.claude_code.settings import vigil_only_hooks
 
         loaded = replace(loaded, hooks=vigil_only_hooks(loaded.hooks))  # the agent runs its own
+    trust = build_trust(options, loaded, load_mcp(options, cwd) if not agent.capabilities.own_mcp else None)
     relay = EventRelay()
     policy = build_policy(options, loaded, relay)
     sandbox = build_sandbox(policy, loaded)  # type: ignore[arg-type]
@@ -392,10 +484,12 @@ def build_session(options: SessionOptions, settings: dict[str, Any] | None = Non
         profile=session_profile(options, loaded, values),
     )
     relay.target = session.emit
+    session.startup_events.extend(resumed_notes)
     session.startup_events.extend(settings_events(loaded))
     session.startup_events.extend(sandbox_events(sandbox))
     session.services.update(build_services(options, session.id))
     session.services["sandbox"] = sandbox
+    session.services["project_trust"] = trust
     readable_artifacts(policy, session)
     recorded: tuple[Any, ...] = ()
     if options.resume:

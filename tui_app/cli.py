@@ -8,6 +8,7 @@
     vigil replay ID            a recorded session read-only in the TUI, with a timeline; nothing is executed
     vigil replay ID --output-format text|stream-json    print it instead
     vigil acp                  an ACP agent on stdio (for editors: Zed, Toad, agent-shell …)
+    vigil new|ls|attach|send|watch|inbox|answer|end|host   sessions in the host, which outlive their windows
     vigil serve [-- ARGS]      Vigil in a browser (textual-serve): 127.0.0.1, an access token in the address
     vigil --input-format stream-json …   the Agent SDKs' `claude`: control protocol on stdin/stdout
 """
@@ -24,6 +25,8 @@ from typing import Any
 from tui_app.runtime.permissions.modes import PERMISSION_MODES
 
 SUBCOMMANDS = ("sessions", "replay", "artifacts")
+#: the host's commands (tui_app/host/cli_commands.py); the names are binding
+HOST_COMMANDS = ("new", "ls", "attach", "send", "watch", "inbox", "answer", "end", "host")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -70,8 +73,20 @@ def _positive_int(value: str) -> int:
     return number
 
 
+#: the subcommands, which `vigil --help` lists (each has its own --help)
+COMMANDS_HELP = """commands:
+  vigil sessions [--tui]         the recorded sessions (--tui: browse them, open one read-only)
+  vigil replay ID                a recorded session in the TUI, with a timeline; nothing is executed
+  vigil artifacts ID             the large outputs a session kept, browsable at any size
+  vigil serve [-- ARGS]          Vigil in a browser on 127.0.0.1, an access token in the address
+  vigil acp                      Vigil as an ACP agent on stdio, for editors (Zed, Toad …)
+
+A session id may be given as any unique prefix of it."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="vigil", description="Supervise an AI coding agent from your terminal.")
+    parser = OneLineParser(prog="vigil", description="Supervise an AI coding agent from your terminal.",
+                           epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one turn headless and print the result")
     parser.add_argument("--output-format", choices=["text", "json", "stream-json", "events"], default=None,
@@ -89,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-claude-settings", action="store_true", help="ignore ~/.claude and .claude files")
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE")
     parser.add_argument("--strict-mcp-config", action="store_true")
+    parser.add_argument("--trust-project", action="store_true",
+                        help="run the project's own hooks and .mcp.json servers without asking (see README)")
     parser.add_argument("--cwd", default=None, metavar="DIR", help="working directory (default: current)")
     parser.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model steps")
     parser.add_argument("--resume", metavar="ID", help="continue a recorded session")
@@ -119,7 +136,7 @@ def options_from(args: argparse.Namespace, interactive: bool):
         settings_file=args.settings, no_claude_settings=args.no_claude_settings, mcp_config=args.mcp_config,
         strict_mcp_config=args.strict_mcp_config, max_turns=args.max_turns, resume=args.resume,
         interactive=interactive, add_dirs=list(getattr(args, "add_dir", None) or []),
-        agent=args.agent, agent_command=args.agent_command,
+        agent=args.agent, agent_command=args.agent_command, trust_project=args.trust_project,
     )
 
 
@@ -161,11 +178,20 @@ def run_demo_headless(args: argparse.Namespace) -> int:
     except SetupError as exc:
         say(str(exc))
         return 2
-    print(f"Vigil demo: a scripted model works on a fresh copy of a sample project in {project}")
+    fmt = args.output_format or "text"
+    # a machine-readable format keeps stdout to its lines: the words for a person go to stderr
+    words = sys.stdout if fmt == "text" else sys.stderr
+    print(f"Vigil demo: a scripted model works on a fresh copy of a sample project in {project}", file=words)
     if lets_the_demo_act:
         print("Nobody is asked in a plain terminal, so the demo may edit its copy and run its tests "
               f"(--permission-mode acceptEdits --allowedTools '{DEMO_HEADLESS_ALLOW[0]}'); "
-              "pass --permission-mode default to see those calls denied instead.")
+              "pass --permission-mode default to see those calls denied instead.", file=words)
+    from tui_app.runtime.processes.shutdown import run_main
+
+    if fmt != "text":
+        from tui_app.headless.runner import run_headless
+
+        return run_main(run_headless(session, DEMO_PROMPT, fmt, sys.stdout))
 
     async def go() -> int:
         print_transcript(session, sys.stdout)
@@ -179,8 +205,6 @@ def run_demo_headless(args: argparse.Namespace) -> int:
             say(f"stopped: the session log could not be written ({session.log_failure})")
             return EXIT_LOG_FAILED
         return 0 if turn.reason == "completed" else 1
-
-    from tui_app.runtime.processes.shutdown import run_main
 
     return run_main(go())
 
@@ -334,6 +358,13 @@ def run_replay(argv: list[str]) -> int:
     parser.add_argument("--output-format", choices=["text", "stream-json"], default=None,
                         help="print it instead of opening the TUI (text when the output is not a terminal)")
     args = parser.parse_args(argv)
+    from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
+
+    try:
+        args.session_id = resolve_session_id(args.session_id)  # a unique prefix is enough
+    except UnknownSession as exc:
+        say(str(exc))
+        return 2
     if args.output_format is None and ((sys.stdout.isatty() and sys.stdin.isatty()) or textual_driver_in_charge()):
         from tui_app.app.replay_app import run_replay_tui
 
@@ -372,6 +403,10 @@ def dispatch(argv: Sequence[str] | None = None) -> int:
         from tui_app.app.artifacts_command import main as artifacts_main
 
         return artifacts_main(argv[1:])
+    if argv and argv[0] in HOST_COMMANDS:
+        from tui_app.host.cli_commands import main as host_main
+
+        return host_main(argv[0], argv[1:])
     if argv and argv[0] in SUBCOMMANDS:
         say(f"`{argv[0]}` is not available yet")
         return 2

@@ -1,4 +1,4 @@
-"""Settings: Claude Code-compatible files, merged, plus the command-line flags (SPEC-compat §1).
+"""Settings: Claude Code-compatible files, merged, plus the command-line flags (docs/architecture.md §9.1).
 
 Read lowest priority first; for scalars the highest wins, arrays (permission rules, additional
 directories, hook lists) are merged:
@@ -62,6 +62,8 @@ class LoadedSettings:
     sandbox_layers: list[tuple[str, str, Any]] = field(default_factory=list)
     #: the other top-level keys (model, provider, baseUrl, apiKeyEnv, env …): the highest file wins
     values: dict[str, Any] = field(default_factory=dict)
+    #: each source's own top-level keys, lowest priority first (some keys count only from some files)
+    source_values: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 def user_config_dir() -> Path:
@@ -158,6 +160,7 @@ def _apply_text(loaded: LoadedSettings, source: str, text: str, base_dir: str) -
         return
     loaded.files.append(source)
     loaded.values.update({k: v for k, v in data.items() if k not in ("permissions", "hooks")})
+    loaded.source_values.append((source, data))
     if "sandbox" in data:
         loaded.sandbox_layers.append((source, base_dir, data["sandbox"]))
     _apply_permissions(loaded, source, text, data.get("permissions"), base_dir)

@@ -17,7 +17,7 @@ from widgets.text.untrusted import one_line
 
 COMMAND_IN_SENTENCE = 80
 VERBS = {"create": "Create", "update": "Edit", "delete": "Delete"}
-#: where "always allow" writes (SPEC-compat §1)
+#: where "always allow" writes (docs/architecture.md §9.1)
 LOCAL_SETTINGS = ".vigil/settings.local.json"
 
 

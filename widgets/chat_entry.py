@@ -10,7 +10,7 @@ when its lines change (the chat caches them by `version`).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from rich.cells import cell_len
 from textual.content import Content
@@ -19,8 +19,16 @@ from textual.style import Style
 
 from widgets.text.line_render import content_strip
 
-if TYPE_CHECKING:
-    from widgets.chat import ChatView
+
+class EntryHost(Protocol):
+    """What an entry needs of the chat it is shown in (the chat owns its entries, so they take this
+    Protocol instead of importing it: docs/architecture.md §1)."""
+
+    def entry_style(self, name: str, cursor: bool = False) -> Style: ...
+
+    def entry_changed(self, entry: ChatEntry) -> None: ...
+
+    def post_message(self, message: Any) -> Any: ...
 
 
 class ChatEntry:
@@ -35,14 +43,14 @@ class ChatEntry:
     def changed(self) -> None:
         self.version += 1
 
-    def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
+    def render(self, chat: EntryHost, width: int, cursor: bool) -> list[Strip]:
         raise NotImplementedError
 
     def estimate(self, width: int) -> int:
         """The height before the entry was first rendered; exact where that is cheap."""
         return 1
 
-    def activate(self, chat: ChatView) -> None:
+    def activate(self, chat: EntryHost) -> None:
         return None
 
 
@@ -56,5 +64,5 @@ def wrapped_height(text: str, width: int) -> int:
     return sum(max(1, math.ceil(cell_len(line) / width)) for line in text.split("\n"))
 
 
-def blank(chat: ChatView, width: int) -> Strip:
+def blank(chat: EntryHost, width: int) -> Strip:
     return Strip.blank(width, chat.entry_style("base").rich_style)

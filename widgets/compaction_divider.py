@@ -5,16 +5,13 @@ the log: only the model's view of the conversation changed."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.content import Content
 from textual.strip import Strip
 
-from widgets.chat_entry import ChatEntry, blank, wrapped, wrapped_height
+from widgets.chat_entry import ChatEntry, EntryHost, blank, wrapped, wrapped_height
 from widgets.text.untrusted import clean
-
-if TYPE_CHECKING:
-    from widgets.chat import ChatView
 
 TRIGGERS = {"auto": ("auto", "the context window was filling up"), "manual": ("/compact", "asked for by the user")}
 
@@ -47,14 +44,14 @@ class CompactionDivider(ChatEntry):
         footer = Content.styled("     enter hides the summary", "$foreground 55%")
         return Content("\n").join([head, summary, footer])
 
-    def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
+    def render(self, chat: EntryHost, width: int, cursor: bool) -> list[Strip]:
         body = wrapped(Content.assemble(" ", self.content(), " "), width, chat.entry_style("divider", cursor))
         return [blank(chat, width), *body, blank(chat, width)]
 
     def estimate(self, width: int) -> int:
         return wrapped_height(self.content().plain, width) + 2
 
-    def activate(self, chat: ChatView) -> None:
+    def activate(self, chat: EntryHost) -> None:
         if not self.cleared:
             self.expanded = not self.expanded
             self.changed()

@@ -10,20 +10,17 @@ same card, which a replay stepping back relies on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.content import Content
 from textual.strip import Strip
 
 from tui_app.view_model.tool_rows import CANCELLED_CODES, target_of_input
-from widgets.chat_entry import ChatEntry, blank, wrapped, wrapped_height
+from widgets.chat_entry import ChatEntry, EntryHost, blank, wrapped, wrapped_height
 from widgets.messages import CallSelected
 from widgets.text.formatting import fmt_duration
 from widgets.text.line_render import content_strip
 from widgets.text.untrusted import one_line, plain
-
-if TYPE_CHECKING:
-    from widgets.chat import ChatView
 
 #: lines of the final answer the card shows
 ANSWER_LINES = 3
@@ -126,7 +123,7 @@ class SubagentCard(ChatEntry):
                                         "$foreground 60%"))
         return Content("\n").join(lines)
 
-    def render(self, chat: ChatView, width: int, cursor: bool) -> list[Strip]:
+    def render(self, chat: EntryHost, width: int, cursor: bool) -> list[Strip]:
         # two cells in, a thick edge on the left, on a tinted ground; a blank line below
         edge = chat.entry_style("card-edge")
         body = wrapped(Content.assemble(" ", self.content(), " "), max(1, width - 3), chat.entry_style("card", cursor))
@@ -138,7 +135,7 @@ class SubagentCard(ChatEntry):
     def estimate(self, width: int) -> int:
         return wrapped_height(self.content().plain, max(1, width - 4)) + 1
 
-    def activate(self, chat: ChatView) -> None:
+    def activate(self, chat: EntryHost) -> None:
         chat.post_message(CallSelected(self.progress.call_id))
 
 

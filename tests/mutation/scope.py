@@ -1,9 +1,10 @@
 """What `make mutate` mutates, and which tests it may run against each mutant.
 
 The permission room: rules, the policy, path rules, bash parsing and classification, the working
-directories, the sandbox's decisions, the broker and the approval stage, and the hook decisions
-(what a hook's output means, how several hooks' words combine, which hooks run, and where the
-pipeline folds their word into the policy's).
+directories, the second look at what a file tool opened (descriptor checks), the sandbox's
+decisions, the broker and the approval stage, and the hook decisions (what a hook's output means,
+how several hooks' words combine, which hooks run, and where the pipeline folds their word into
+the policy's).
 
 Left unmutated, on purpose:
 
@@ -42,6 +43,7 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/bash/rules.py": None,
     "tui_app/runtime/permissions/sandbox_policy.py": None,
     "tui_app/runtime/permissions/self_protection.py": None,
+    "tui_app/runtime/permissions/descriptor_checks.py": None,
     "tui_app/runtime/permissions/network_ask.py": None,
     "tui_app/runtime/permissions/broker.py": None,
     "tui_app/runtime/permissions/updates.py": None,
@@ -92,6 +94,7 @@ TEST_FILES = (
     "tests/test_plan_mode.py",
     "tests/test_settings.py",
     "tests/test_search_deny.py",
+    "tests/test_descriptor_checks.py",
     "tests/test_pipeline_failures.py",
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",

@@ -245,7 +245,7 @@ def _tmp_is_private_in_the_sandbox(project: str) -> None:
     assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision
 
 
-# bypassPermissions runs writes unasked, protected paths included (SPEC-compat §2): a write whose
+# bypassPermissions runs writes unasked, protected paths included (docs/architecture.md §9.2): a write whose
 # file is only known at run time asks there only when an Edit rule exists that it could slip past
 @pytest.mark.parametrize("command", ["echo x > $F", "touch $F", "find . -name '*.o' | xargs rm", "cp -t $D a"])
 @pytest.mark.parametrize(("rules", "expect"), [

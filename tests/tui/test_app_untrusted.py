@@ -1,4 +1,4 @@
-"""Untrusted text through the whole app (DESIGN §6): a scripted session whose model text, tool
+"""Untrusted text through the whole app (docs/architecture.md §6): a scripted session whose model text, tool
 names, commands, file names, file contents and command output carry markup, click actions and
 terminal control sequences. Nothing crashes, nothing is styled or clickable, no control byte
 reaches the terminal, in the dialogs, the chat, the table and every tab of the detail pane."""

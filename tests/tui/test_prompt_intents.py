@@ -8,7 +8,7 @@ from tui_app.app.prompt.slash_actions import VIEWS_BY_NAME
 from tui_app.runtime.commands import CommandFact, SessionFacts
 from tui_app.runtime.events import AgentCapabilities
 
-BUILTIN = [CommandFact(name=n) for n in ("help", "cost", "model", "mode", "compact")]
+BUILTIN = [CommandFact(name=n) for n in ("help", "usage", "model", "mode", "compact")]
 
 
 def facts(capabilities: AgentCapabilities, commands: list[CommandFact], label: str = "Vigil") -> SessionFacts:
@@ -26,14 +26,14 @@ def facts(capabilities: AgentCapabilities, commands: list[CommandFact], label: s
 
 def test_the_builtin_agents_views_notes_and_commands():
     builtin = facts(AgentCapabilities(set_model=True, memory_notes=True, compact=True), BUILTIN)
-    shown = read_intent("/cost", builtin)
-    assert isinstance(shown, ShowCommand) and (shown.name, shown.arguments, shown.text) == ("cost", "", "/cost")
+    shown = read_intent("/usage", builtin)
+    assert isinstance(shown, ShowCommand) and (shown.name, shown.arguments, shown.text) == ("usage", "", "/usage")
     assert isinstance(read_intent("/model", builtin), ShowCommand)
     assert isinstance(read_intent("/model opus", builtin), SendPrompt)  # the session switches it
     assert isinstance(read_intent("/compact", builtin), SendPrompt)  # the session runs it
     assert isinstance(read_intent("# use tabs", builtin), NoteToMemory)
     assert isinstance(read_intent("fix the bug", builtin), SendPrompt)
-    assert isinstance(read_intent("/cost", None), SendPrompt)  # facts not known yet: the session decides
+    assert isinstance(read_intent("/usage", None), SendPrompt)  # facts not known yet: the session decides
 
 
 def test_an_agent_that_picks_its_own_model_says_so_unless_it_has_a_model_command():

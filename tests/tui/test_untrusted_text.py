@@ -1,4 +1,4 @@
-"""Untrusted text through every widget and the dialog (DESIGN §6): markup-looking strings are shown
+"""Untrusted text through every widget and the dialog (docs/architecture.md §6): markup-looking strings are shown
 literally, no click action appears, and no control byte reaches the terminal."""
 
 from __future__ import annotations

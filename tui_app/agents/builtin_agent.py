@@ -201,7 +201,8 @@ class BuiltinAgent(Agent):
             if session.policy.hides_tool("Task"):
                 session.registry.hide(spec.name)
         names = [s.name for s in session.registry.specs() if session.registry.is_visible(s.name)]
-        self.memory = memory = MemoryService(cwd, build_system_prompt(cwd, names), self.home)
+        self.memory = memory = MemoryService(cwd, build_system_prompt(cwd, names), self.home,
+                                             policy=session.policy)
         memory.reload()
         self.system_prompt = memory.system_prompt()
         startup.append(memory.memory.event())

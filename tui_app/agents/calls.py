@@ -1,5 +1,5 @@
 """An external agent's steps and tool calls, told as the same SessionEvents the built-in agent
-emits (DESIGN §11): ModelStepStarted/Ended, ToolCallRequested → (PermissionRequested/Resolved) →
+emits (docs/architecture.md §11): ModelStepStarted/Ended, ToolCallRequested → (PermissionRequested/Resolved) →
 ToolCallStarted → ToolCallResult / ToolCallError, ToolBatchComplete per step.
 
 Every call the agent proposed gets exactly one result, even when the agent never reports one (it

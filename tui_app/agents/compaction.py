@@ -1,5 +1,5 @@
 """Context compaction: when the conversation nears the model's context window, the model writes a
-summary of it and the summary takes the conversation's place (DESIGN §11, issue 19).
+summary of it and the summary takes the conversation's place (docs/architecture.md §11).
 
 Token accounting comes from the providers' usage: after each model step the input, cache and
 output tokens it reported are the size of the conversation at that moment; what was added since

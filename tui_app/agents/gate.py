@@ -1,4 +1,4 @@
-"""An external agent's permission questions, put to Vigil first (DESIGN §11).
+"""An external agent's permission questions, put to Vigil first (docs/architecture.md §11).
 
 Two moments, whatever the protocol calls them:
 

@@ -1,5 +1,5 @@
 """Memory files: the user's and the project's standing instructions, read into the system prompt
-the way Claude Code reads them (SPEC-compat §8).
+the way Claude Code reads them (docs/architecture.md §9.6).
 
     ~/.claude/CLAUDE.md, ~/.claude/AGENTS.md                          the user's, for every project
     CLAUDE.md, .claude/CLAUDE.md, AGENTS.md, CLAUDE.local.md          in the repository root and each
@@ -8,6 +8,14 @@ the way Claude Code reads them (SPEC-compat §8).
 A line may import another file with `@path` (relative to the importing file, `~` for the home
 directory), at most five hops deep; an import of a file already on the chain is a cycle and is
 refused, and `@` inside code spans and code blocks is text, not an import. Each file is read once.
+
+What ends up in the system prompt is sent to the provider, so a memory file obeys what a Read
+would (docs/architecture.md, the security boundary): a file a Read deny rule covers is skipped,
+and the project's files and everything they import must really be (symlinks resolved: each file
+is opened once and its descriptor's real path is what is checked) inside the working
+directories or the repository. Only the user's own files, and what they import, may come from
+elsewhere. A skipped file is said in MemoryLoaded (`skipped`) and as a warning, never dropped
+silently.
 A `#` line typed in the prompt box appends a note to one of these files (`note_targets`).
 """
 
@@ -15,11 +23,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tui_app.runtime.events import MemoryLoaded
+from tui_app.runtime.files.opened import OpenedFile
+from tui_app.runtime.permissions.working_dirs import inside
+
+#: (path as given, its real path, scope) → why the file must not go into the prompt, or None
+Guard = Callable[[str, str, str], "str | None"]
 
 MAX_IMPORT_DEPTH = 5
 #: a file bigger than this is cut (a stray log named AGENTS.md must not fill the context)
@@ -55,6 +69,8 @@ class MemoryFile:
 class Memory:
     files: list[MemoryFile] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: {path, reason, imported_from} of each file left out of the prompt (rules, working directories)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
     def prompt_section(self) -> str:
         """What goes at the end of the system prompt ("" when there are no memory files)."""
@@ -69,7 +85,7 @@ class Memory:
     def event(self) -> MemoryLoaded:
         return MemoryLoaded(files=[{"path": f.path, "scope": f.scope, "bytes": len(f.text.encode("utf-8")),
                                     "imported_from": f.imported_from, "truncated": f.truncated} for f in self.files],
-                            problems=list(self.problems))
+                            problems=list(self.problems), skipped=[dict(s) for s in self.skipped])
 
 
 def repository_root(cwd: str | Path) -> Path | None:
@@ -108,21 +124,44 @@ def _looks_like_a_path(target: str) -> bool:
 
 
 class _Loader:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, roots: tuple[str, ...], guard: Guard | None) -> None:
         self.home = home
+        self.roots = roots
+        self.guard = guard
         self.memory = Memory()
         self.seen: set[str] = set()
 
+    def refusal(self, path: Path, real: str, scope: str) -> str | None:
+        if self.guard is not None:
+            reason = self.guard(str(path), real, scope)
+            if reason:
+                return reason
+        if scope != "user" and not inside(real, self.roots):
+            return f"it is really {real}, outside the working directories and the repository"
+        return None
+
+    def skip(self, path: Path, reason: str, imported_from: str | None) -> None:
+        self.memory.skipped.append({"path": str(path), "reason": reason, "imported_from": imported_from})
+        self.memory.problems.append(f"{path}: left out of the prompt: {reason}")
+
     def read(self, path: Path, scope: str, chain: tuple[str, ...] = (), imported_from: str | None = None) -> None:
-        real = os.path.realpath(path)
-        if real in chain:
-            self.memory.problems.append(f"{imported_from}: the import of {path} was refused: it would import "
-                                        f"itself again (a cycle)")
-            return
-        if real in self.seen:
-            return
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            with OpenedFile(str(path)) as opened:
+                real = opened.who.real or os.path.realpath(path)
+                if real in chain:
+                    self.memory.problems.append(f"{imported_from}: the import of {path} was refused: it would "
+                                                f"import itself again (a cycle)")
+                    return
+                if real in self.seen:
+                    return
+                reason = self.refusal(path, real, scope)
+                if reason is not None:
+                    self.skip(path, reason, imported_from)
+                    return
+                if not opened.who.regular:
+                    raise IsADirectoryError(21, "not a regular file")
+                with opened.read_handle() as handle:
+                    text = handle.read().decode("utf-8", errors="replace")
         except FileNotFoundError:
             if imported_from is not None:
                 self.memory.problems.append(f"{imported_from}: the import {path} does not exist")
@@ -151,18 +190,40 @@ class _Loader:
             self.read(imported, scope, chain, str(path))
 
 
-def load_memory(cwd: str | Path, home: str | Path | None = None, *, include_user: bool = True) -> Memory:
+def load_memory(cwd: str | Path, home: str | Path | None = None, *, include_user: bool = True,
+                guard: Guard | None = None, roots: tuple[str, ...] = ()) -> Memory:
+    """`roots`: the working directories (the cwd and the repository are always among them);
+    `guard`: the session's Read rules (see `policy_guard`)."""
     home_dir = Path(home) if home is not None else Path(os.path.expanduser("~"))
-    loader = _Loader(home_dir)
+    directories = project_directories(cwd)
+    places = (*roots, str(directories[0]), str(Path(cwd).resolve()))
+    loader = _Loader(home_dir, tuple(dict.fromkeys(os.path.realpath(p) for p in places)), guard)
     if include_user:
         for name in USER_NAMES:
             loader.read(home_dir / ".claude" / name, "user")
-    for directory in project_directories(cwd):
+    for directory in directories:
         for name, scope in PROJECT_NAMES:
             path = directory / name
             if path.is_file():
                 loader.read(path, scope)
     return loader.memory
+
+
+def policy_guard(policy: Any) -> tuple[Guard | None, tuple[str, ...]]:
+    """The session policy's Read deny rules as a memory guard, and its working directories."""
+    dirs = getattr(policy, "dirs", None)
+    roots: tuple[str, ...] = tuple(dirs.roots) if dirs is not None else ()
+    read_denial = getattr(policy, "read_denial", None)
+    if read_denial is None:
+        return None, roots
+
+    def guard(given: str, real: str, scope: str) -> str | None:
+        denied = read_denial("Read")
+        if denied is not None and (denied(given) or denied(real)):
+            return "a Read deny rule covers it"
+        return None
+
+    return guard, roots
 
 
 # ---- notes from the prompt box (`# always use uv`) -------------------------------------------------
@@ -211,9 +272,12 @@ class MemoryService:
     base_prompt: str
     home: str | None = None
     memory: Memory = field(default_factory=Memory)
+    #: the session's policy: its Read deny rules and working directories hold for memory files
+    policy: Any = None
 
     def reload(self) -> Memory:
-        self.memory = load_memory(self.cwd, self.home)
+        guard, roots = policy_guard(self.policy)
+        self.memory = load_memory(self.cwd, self.home, guard=guard, roots=roots)
         return self.memory
 
     def system_prompt(self) -> str:

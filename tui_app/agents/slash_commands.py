@@ -27,7 +27,6 @@ BUILTIN_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("clear", "", "Start a new conversation (the log and the screen keep the old one)"),
     ("compact", "[instructions]", "Summarize the conversation so far to free the context window"),
     ("context", "", "How full the context window is"),
-    ("cost", "", "Tokens used in this session, and how full the context window is"),
     ("help", "", "The slash commands and what each does"),
     ("mcp", "", "The MCP servers and their state"),
     ("memory", "", "The memory files (CLAUDE.md, AGENTS.md) in the system prompt"),
@@ -35,11 +34,13 @@ BUILTIN_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("model", "[name]", "Show the model, or switch to another"),
     ("permissions", "", "The permission rules in force, by settings file"),
     ("resume", "[session id]", "Continue a recorded session"),
+    ("usage", "", "Tokens used in this session, and how full the context window is"),
 )
 #: built-ins that need a screen: headless they say "isn't available in this environment", as Claude Code's do
 SCREEN_ONLY = frozenset({"help", "memory", "resume"})
-#: other names Claude Code gives a built-in (`/usage` is what `/cost` stands for in its headless runs)
-BUILTIN_ALIASES = {"usage": "cost"}
+#: other names of a built-in: Claude Code's `/cost` is an alias of `/usage` (its init line lists `usage`,
+#: and a headless `/cost` runs as `usage`)
+BUILTIN_ALIASES = {"cost": "usage"}
 #: a command name: letters, digits, `-`, `_`, `.`, namespaces joined by `:`
 _NAME = re.compile(r"^/([A-Za-z0-9_.\-]+(?::[A-Za-z0-9_.\-]+)*)(?:\s+(.*))?$", re.DOTALL)
 _POSITIONAL = re.compile(r"\$(\d+)")

@@ -1,5 +1,5 @@
 """Subagents: an Agent call (alias Task) runs the turn loop again, as a subagent with its own
-conversation, system prompt and tools, inside the same session (SPEC-compat §8, issue 19).
+conversation, system prompt and tools, inside the same session (docs/architecture.md §9.6).
 
 Its tool calls go through the session's own pipeline, permission rules, hooks and approval broker;
 only the tool list is narrower (a subagent never gets Agent, ExitPlanMode or AskUserQuestion, and

@@ -28,10 +28,18 @@ class SessionRunner:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stopped = threading.Event()
-        self._on_error = on_error
+        self.on_error = on_error
         #: the permission mode the session starts in (the screen's first guess, before any event)
         self.initial_mode = session.permission_mode
         session.subscribe(self._collect)
+
+    @property
+    def cwd(self) -> str:
+        return self.session.cwd
+
+    def subscribe(self, subscriber: Callable[[Any], None]) -> Callable[[], None]:
+        """`subscriber` hears every event, on the runtime's thread."""
+        return self.session.subscribe(subscriber)
 
     # ---- runtime thread ---------------------------------------------------------------------
 
@@ -49,8 +57,8 @@ class SessionRunner:
             else:
                 loop.run_until_complete(self.session.start())
         except BaseException as exc:  # the UI shows it; the thread must still serve close()
-            if self._on_error:
-                self._on_error(exc)
+            if self.on_error:
+                self.on_error(exc)
         finally:
             self._ready.set()
         try:

@@ -46,6 +46,7 @@ WHO = {
     "turn": "The turn",
     "guard": "A guard",
     "tool": "The tool",
+    "expired": "Nobody (the request expired)",
     "agent": "The agent",
 }
 
@@ -53,6 +54,8 @@ WHO = {
 def decided_elsewhere(request: PermissionRequested, event: PermissionResolved, cwd: str | None) -> str:
     """ "A PermissionRequest hook allowed Edit calc/stats.py first: reason"."""
     who = WHO.get(event.decided_by, event.decided_by)
+    if event.decided_by == "user" and event.client:
+        who = f"Another client ({one_line(event.client, 40)})"
     verb = "allowed" if event.decision == "allow" else "denied"
     target = request.input.get("file_path") or request.input.get("command") or ""
     what = f"{request.tool} {short_path(target, cwd) if isinstance(target, str) else ''}".strip()
@@ -60,11 +63,14 @@ def decided_elsewhere(request: PermissionRequested, event: PermissionResolved, c
     return text + (f": {one_line(event.reason, 200)}" if event.reason else "")
 
 
-def why_closed(settled: Settled, cwd: str | None) -> str | None:
-    """What the dialog showing a request says when it closes by itself (None: the user answered)."""
+def why_closed(settled: Settled, cwd: str | None, delivered: str | None = None) -> str | None:
+    """What the dialog showing a request says when it closes by itself (None: this screen's user
+    answered; `delivered`: the request they answered last)."""
     request, event = settled.request, settled.event
     if isinstance(event, PermissionResolved):
-        if event.decided_by == "user" or not isinstance(request, PermissionRequested):
+        # a hook, or another client of the same session (the host's), was first
+        elsewhere = event.decided_by != "user" or delivered != request.request_id
+        if not elsewhere or not isinstance(request, PermissionRequested):
             return None
         return decided_elsewhere(request, event, cwd)
     if isinstance(event, ToolCallResult | ToolCallError):
@@ -118,6 +124,8 @@ class RequestQueue:
     answered: int = 0
     #: requests already announced while no dialog could open
     told: set[str] = field(default_factory=set)
+    #: the request this screen's user answered last (any other answer came from elsewhere)
+    delivered: str | None = None
 
     @property
     def waiting(self) -> list[Request]:
@@ -139,7 +147,7 @@ class RequestQueue:
                 and item.request.request_id == self.current.request_id
                 and self.screen is not None
             ):
-                reason = why_closed(item, self.options.cwd)
+                reason = why_closed(item, self.options.cwd, self.delivered)
                 if reason is not None:
                     self.screen.close_from_outside(reason)
         self._update()
@@ -204,6 +212,7 @@ class RequestQueue:
         """The user's answer to an approval goes to the session at once; the dialog closes after."""
         command = result.to_command()
         if command is not None:
+            self.delivered = command.request_id
             self.answer(command)
 
     def _closed(self, result: Any) -> None:

@@ -55,7 +55,7 @@ class VigilApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, session: Session | None = None, *, prefill: Sequence[Any] = (),
+    def __init__(self, session: Session | None = None, *, runner: Any = None, prefill: Sequence[Any] = (),
                  history: list[str] | None = None, auto_prompt: str | None = None,
                  auto_prompt_delay: float = AUTO_PROMPT_DELAY_S, banner: str | None = None, tag: str = "",
                  cwd: str | None = None, cwd_label: str | None = None, key_guard_s: float = 0.3,
@@ -63,7 +63,12 @@ class VigilApp(App[int]):
                  ring_bell: bool = True, handle_signals: bool = False, freeze_gc: bool = True,
                  pump_hz: float = PUMP_HZ) -> None:
         super().__init__()
-        self.runner = SessionRunner(session, on_error=self._runtime_error) if session is not None else None
+        if runner is None and session is not None:
+            runner = SessionRunner(session, on_error=self._runtime_error)
+        elif runner is not None and getattr(runner, "on_error", None) is None:
+            runner.on_error = self._runtime_error
+        #: a SessionRunner (the session runs here), or one with its shape over the host's socket
+        self.runner = runner
         self.controls = SessionClient(self.runner) if self.runner is not None else None
         self.prefill = list(prefill)
         self.auto_prompt = auto_prompt
@@ -81,15 +86,15 @@ class VigilApp(App[int]):
         self._pumping = False
         #: set once the app runs: a wake before that has nothing to show yet
         self._app_loop: asyncio.AbstractEventLoop | None = None
-        if session is not None:
-            session.subscribe(self._wake_for_the_user)  # before the runner starts: events are all it reads
+        if self.runner is not None:
+            self.runner.subscribe(self._wake_for_the_user)  # before the runner starts: events are all it reads
         self.draw_keys_at_once = True
         self._key_frames: set[asyncio.Task[None]] = set()
         self.batches = 0
         theme = pick_theme()
         if theme in self.available_themes:
             self.theme = theme
-        cwd = cwd or (session.cwd if session is not None else None)
+        cwd = cwd or (self.runner.cwd if self.runner is not None else None)
         self.main = MainScreen(self.controls, cwd=cwd, cwd_label=cwd_label, tag=tag, history=history,
                                table_clock=table_clock)
         options = DialogOptions(cwd=cwd, key_guard_s=key_guard_s, clock=guard_clock, ring_bell=ring_bell,
@@ -250,6 +255,11 @@ class VigilApp(App[int]):
         self.agent_request = name
         self.run_worker(self.action_quit(), group="resume")
 
+    @property
+    def detaches(self) -> bool:
+        """Closing the app leaves the session running (it lives in the host)."""
+        return bool(getattr(self.runner, "detaches", False))
+
     def close_runtime(self) -> None:
         """Interrupt the turn, kill every child process (Bash groups, background tasks, MCP
         servers), close the log. Blocking; idempotent."""
@@ -259,7 +269,10 @@ class VigilApp(App[int]):
 
     async def action_quit(self) -> None:
         if self.runner is not None and not self.closed:
-            self.notify("Stopping: cancelling tools, ending background tasks and MCP servers…", markup=False)
+            if self.detaches:
+                self.notify("Detaching: the session goes on in the host.", markup=False)
+            else:
+                self.notify("Stopping: cancelling tools, ending background tasks and MCP servers…", markup=False)
             await asyncio.to_thread(self.close_runtime)
         self.exit(0)
 

@@ -183,9 +183,9 @@ class VigilAcpAgent:
     def _lend_client_io(self, state: AcpSession) -> None:
         session, fs = state.session, self.capabilities.fs
         if fs is not None and (fs.read_text_file or fs.write_text_file):
-            session.services["file_access"] = ClientFiles(
+            session.lend_file_access(ClientFiles(
                 self.client, session.id, asyncio.get_running_loop(),
-                can_read=bool(fs.read_text_file), can_write=bool(fs.write_text_file))
+                can_read=bool(fs.read_text_file), can_write=bool(fs.write_text_file)))
         bash = session.registry.resolve("Bash")
         if self.capabilities.terminal and bash is not None:
             def on_terminal(call_id: str, terminal_id: str) -> None:

@@ -14,9 +14,9 @@ from tui_app.headless.stream_json import OutputFormat, Transcript
 from tui_app.headless.transcript import transcript_printer
 from tui_app.runtime.agent import TurnResult
 from tui_app.runtime.events import AgentConnected, SessionStarted, ToolMenu, TurnEnded, TurnStarted
-from tui_app.runtime.log.catalog import valid_session_id
+from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
 from tui_app.runtime.log.eventlog import read_events
-from tui_app.runtime.log.paths import events_path, sessions_dir
+from tui_app.runtime.log.paths import events_path
 from tui_app.runtime.messages import ToolDefinition
 from tui_app.runtime.results.sanitize import neutralize
 
@@ -58,11 +58,12 @@ class RecordedSession:
 def replay(session_id: str, fmt: OutputFormat = "text", out: IO[str] | None = None,
            err: IO[str] | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
-    path = events_path(session_id) if valid_session_id(session_id) else None
-    if path is None or not path.is_file():
-        err.write(neutralize(f"vigil: no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
-                  + "\n")
+    try:
+        session_id = resolve_session_id(session_id)
+    except UnknownSession as exc:
+        err.write(neutralize(f"vigil: {exc}") + "\n")
         return 2
+    path = events_path(session_id)
     read = read_events(path)
     for warning in read.warnings:
         err.write(f"vigil: {neutralize(warning)}\n")

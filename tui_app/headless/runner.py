@@ -24,7 +24,7 @@ from tui_app.runtime.session import Session
 #: the exit code of a run whose session log could not be written
 EXIT_LOG_FAILED = 3
 #: warnings a headless user hears about on stderr whatever the output format
-STDERR_WARNINGS = frozenset({LOG_FAILED_CODE, "artifact_fallback"})
+STDERR_WARNINGS = frozenset({LOG_FAILED_CODE, "artifact_fallback", "resumed_where_it_ran", "resumed_mode"})
 
 
 def stderr_warnings(fmt: OutputFormat, err: IO[str]) -> Any:

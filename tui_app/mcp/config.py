@@ -1,6 +1,6 @@
 """MCP server configuration: `.mcp.json`, the `mcpServers` key of settings files, `--mcp-config`.
 
-Claude Code's format (SPEC-compat §4). No `type` means stdio; `http` (alias `streamable-http`)
+Claude Code's format (docs/architecture.md §9.4). No `type` means stdio; `http` (alias `streamable-http`)
 and the legacy `sse` connect over HTTP. `${VAR}` and `${VAR:-default}` expand in `command`,
 `args`, `env`, `cwd`, `url` and `headers`; an unset variable with no default stays literal and
 is reported. Nothing here imports the MCP SDK: a project without servers never pays for it.

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from tui_app.mcp.config import ServerConfig
 
-Status = Literal["connecting", "connected", "failed", "disconnected"]
+Status = Literal["connecting", "connected", "failed", "disconnected", "needs-trust"]
 ProgressFn = Callable[[float, "float | None", "str | None"], None]
 
 CONNECTION_CLOSED = -32000

@@ -6,6 +6,10 @@ that came up in time are on the model's first menu. After that the menu changes 
 server says its tool list changed (or a server is reconnected with different tools): then the
 registry is updated and the session records a new ToolMenu.
 
+A server the session may not start yet (`may_start` says no: a project's own server in a project
+the user has not trusted) is listed as `needs-trust` and never started, not by a reconnect
+either.
+
 For the screen ("MCP servers" in the palette): `servers()` lists name, status, tool names and the
 path of each server's stderr log; `read_log(name)` returns its tail; `reconnect(name)`.
 """
@@ -47,6 +51,7 @@ LOG_TAIL_BYTES = 64 * 1024
 #: a server that went away is restarted by a call at most this often
 REVIVE_INTERVAL_S = 60.0
 _SDK_LOGGERS = ("mcp", "client")  # the SDK's client session logs under the bare name "client"
+NEEDS_TRUST = "not started: the project is not trusted (see README, Trusting a project)"
 
 
 def startup_timeout_from_env(env: dict[str, str] | None = None) -> int:
@@ -78,8 +83,11 @@ class ServerInfo:
 
 class McpManager:
     def __init__(self, config: McpConfig, registry: ToolRegistry, *, log_dir: Path,
-                 hides_tool: Callable[[str], bool] | None = None, startup_timeout_ms: int | None = None) -> None:
+                 hides_tool: Callable[[str], bool] | None = None, startup_timeout_ms: int | None = None,
+                 may_start: Callable[[str], bool] | None = None) -> None:
         self.config = config
+        #: whether a server may be started now (asked each time one would be)
+        self.may_start = may_start or (lambda _name: True)
         self.registry = registry
         self.log_dir = log_dir
         self.hides_tool = hides_tool or (lambda _name: False)
@@ -114,14 +122,19 @@ class McpManager:
             self._warn("mcp_config_unset_variable", str(problem), problem)
         for name, problem in self.config.invalid.items():
             self._emit(McpServerStatus(server=name, status="failed", message=f"invalid configuration: {problem}"))
-        if not self.connections:
+        starting = [c for c in self.connections.values() if self.may_start(c.name)]
+        for connection in self.connections.values():
+            if connection not in starting:
+                self._emit(McpServerStatus(server=connection.name, status="needs-trust", message=NEEDS_TRUST))
+        if not starting:
+            self._started = True
             return
         self._route_sdk_logs()
-        for connection in self.connections.values():
+        for connection in starting:
             self._emit(McpServerStatus(server=connection.name, status="connecting",
                                        log_path=str(connection.log_path)))
-        await asyncio.gather(*(c.connect() for c in self.connections.values()))
-        for connection in self.connections.values():
+        await asyncio.gather(*(c.connect() for c in starting))
+        for connection in starting:
             self._sync_tools(connection)
             self._emit_status(connection)
         self._started = True
@@ -143,6 +156,9 @@ class McpManager:
         connection = self.connections.get(name)
         if connection is None:
             raise KeyError(f"no MCP server named {name!r}")
+        if not self.may_start(name):
+            self._emit(McpServerStatus(server=name, status="needs-trust", message=NEEDS_TRUST))
+            return self.info(name)
         await connection.close()
         self._emit(McpServerStatus(server=name, status="connecting", log_path=str(connection.log_path)))
         await connection.connect()
@@ -156,7 +172,7 @@ class McpManager:
         REVIVE_INTERVAL_S (a server that dies on every call is not restarted in a loop). True
         when it is connected afterwards."""
         connection = self.connections.get(name)
-        if connection is None:
+        if connection is None or not self.may_start(name):
             return False
         lock = self._revive_locks.setdefault(name, asyncio.Lock())
         async with lock:  # parallel calls to a dead server restart it once
@@ -184,8 +200,11 @@ class McpManager:
                               tools=(), log_path=None, source=problem.source)
         connection = self.connections[name]
         tools = tuple(t for t, (server, _) in self._registered.items() if server == name)
-        return ServerInfo(name=name, transport=connection.config.transport, status=connection.status,
-                          message=neutralize(connection.message), tools=tools, log_path=str(connection.log_path),
+        held = not self.may_start(name)
+        return ServerInfo(name=name, transport=connection.config.transport,
+                          status="needs-trust" if held else connection.status,
+                          message=NEEDS_TRUST if held else neutralize(connection.message), tools=tools,
+                          log_path=str(connection.log_path),
                           source=connection.config.source, startup_ms=connection.startup_ms,
                           server=neutralize(connection.server_name), protocol_version=connection.protocol_version)
 

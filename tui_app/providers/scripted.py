@@ -1,6 +1,6 @@
 """A deterministic model that plays a script, streaming like a network provider.
 
-Script format (DESIGN §9):
+Script format (docs/architecture.md §9):
 
     {"steps": [{"text": "Reading the files.",
                 "tool_calls": [{"id": "t1", "name": "Read", "input": {"file_path": "a.py"}}],

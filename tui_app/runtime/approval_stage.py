@@ -1,4 +1,4 @@
-"""Stage 6 of a call, approval (DESIGN §4): only when the permission stage said ask.
+"""Stage 6 of a call, approval (docs/architecture.md §4): only when the permission stage said ask.
 
 The tool's `prepare_approval` adds a preview; the request is registered with the ApprovalBroker
 before it is announced (`PermissionRequested`, which carries the sha256 of exactly the input that
@@ -156,6 +156,7 @@ async def _rewrite_approved(state: CallState, request: ApprovalRequest, answer: 
     state.flags = spec.flags_of(state.input)
     decision = env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd))
     state.sandboxed = decision.sandboxed
+    state.checked_paths = tuple(getattr(decision, "paths", ()))
     decision = combine_with_hook(decision, "allow", answer.reason, spec)
     if decision.behavior == "deny":
         _resolve_denied(state, request, decision.decided_by, decision.reason, decision.rule)

@@ -92,6 +92,8 @@ class CallState:
     answer: Any = None
     #: what the permission decision said about the sandbox (Bash)
     sandboxed: bool | None = None
+    #: the spellings of a file tool's path the permission decision was made on
+    checked_paths: tuple[str, ...] | None = None
     #: (input, its parsed model) from validation
     parsed: tuple[dict[str, Any], Any] | None = None
 

@@ -255,6 +255,9 @@ class ToolContext:
     emit: Callable[[Any], None] | None = None
     #: Bash: the permission stage decided this call runs in the sandbox (None: no decision made)
     sandboxed: bool | None = None
+    #: file tools: the spellings of the path (link, real target) the permission decision was made
+    #: on; what the tool opens is compared with them (None: no decision made yet)
+    checked_paths: tuple[str, ...] | None = None
 
     def service(self, name: str) -> Any:
         return self.services.get(name)

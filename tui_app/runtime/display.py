@@ -1,6 +1,6 @@
 """Screen-facing projections of a tool result. Never sent to the model, never budgeted with it.
 
-Each kind bounds itself (DESIGN §6): a diff card keeps at most 8 hunks / 160 lines, a bash card
+Each kind bounds itself (docs/architecture.md §6): a diff card keeps at most 8 hunks / 160 lines, a bash card
 at most 150000 bytes; the full thing lives in the viewer or in an artifact.
 """
 

@@ -22,8 +22,10 @@ ErrorPhase = Literal[
     "output", "post_hook",
 ]
 SideEffects = Literal["none", "unknown", "applied"]
-#: who decided a permission question; "agent": an external agent decided by itself (DESIGN §11)
-Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout", "agent"]
+#: who decided a permission question; "agent": an external agent decided by itself (docs/architecture.md §11);
+#: "expired": the process that asked died before anyone answered (never an allow)
+Decider = Literal["rule", "mode", "hook", "user", "tool", "no_client", "guard", "turn", "timeout", "agent",
+                  "expired"]
 
 
 def _is_none(value: Any) -> bool:
@@ -95,6 +97,8 @@ class SessionStarted(_Event):
     title: str | None = None
     #: the external agent this session supervises ("claude-code"); None for Vigil's own agent
     agent: str | None = None
+    #: the working directories beside the cwd it starts with (--add-dir, additionalDirectories)
+    directories: list[str] = Field(default_factory=list)
 
 
 class SettingsLoaded(_Event):
@@ -116,7 +120,8 @@ class ToolMenu(_Event):
 class McpServerStatus(_Event):
     type: Literal["McpServerStatus"] = "McpServerStatus"
     server: str
-    status: Literal["connecting", "connected", "failed", "disconnected"]
+    #: needs-trust: a project's server, not started until the user trusts the project
+    status: Literal["connecting", "connected", "failed", "disconnected", "needs-trust"]
     tools: int = 0
     message: str = ""
     log_path: str | None = None
@@ -550,6 +555,8 @@ class MemoryLoaded(_Event):
     #: {path, scope, bytes, imported_from}
     files: list[dict[str, Any]] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
+    #: {path, reason, imported_from}: files left out (a Read deny rule, outside the working directories)
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class SubagentStarted(_Event):

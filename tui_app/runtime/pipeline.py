@@ -1,4 +1,4 @@
-"""One tool call, stage by stage (DESIGN §4).
+"""One tool call, stage by stage (docs/architecture.md §4).
 
 lookup → validate → tool checks → PreToolUse hooks → permission → approval → start → execute →
 finish. Each stage either passes a richer state on or ends the call by raising `CallEnded`, whose
@@ -143,6 +143,7 @@ def decide_permission(state: CallState) -> PermissionDecision:
     state.flags = spec.flags_of(state.input)
     decision = env.policy.decide(PermissionQuery(spec, state.input, state.flags, env.cwd))
     state.sandboxed = decision.sandboxed
+    note_checked_paths(state, decision)
     decision = combine_with_hook(decision, state.hook_word, state.hook_reason, spec)  # type: ignore[arg-type]
     if decision.behavior == "deny":
         env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="deny",
@@ -153,6 +154,13 @@ def decide_permission(state: CallState) -> PermissionDecision:
         env.emit(PermissionResolved(turn_id=env.turn_id, call_id=state.call.id, decision="allow",
                                     decided_by=decision.decided_by, reason=decision.reason, rule=decision.rule))
     return decision
+
+
+def note_checked_paths(state: CallState, decision: PermissionDecision) -> None:
+    """What the decision looked at, for the tool to compare with what it opens (a preview too)."""
+    state.checked_paths = tuple(getattr(decision, "paths", ()))
+    if state.ctx is not None:
+        state.ctx.checked_paths = state.checked_paths
 
 
 def start(state: CallState) -> None:
@@ -176,6 +184,7 @@ def start(state: CallState) -> None:
     progress = ProgressSink(_progress_emitter(state))
     state.ctx = make_context(state, progress)
     state.ctx.sandboxed = state.sandboxed
+    state.ctx.checked_paths = state.checked_paths
     state.ctx.timeout_ms = timeout.limit_ms if timeout else None
     state.timeout = timeout
 

@@ -105,6 +105,11 @@ class Session:
 
     # ---- events -------------------------------------------------------------------------------
 
+    def lend_file_access(self, access: Any) -> None:
+        """A client that serves file reads and writes itself (an ACP editor: its unsaved buffers are
+        the truth) lends them to the session's file tools, which then ask it first."""
+        self.services["file_access"] = access
+
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
@@ -230,7 +235,9 @@ class Session:
         self.emit(SessionStarted(cwd=self.cwd, provider=self.provider_name, model=self.model_name,
                                  permission_mode=self.permission_mode, vigil_version=_version(),
                                  resumed_from=self.id if resumed else None, title=title,
-                                 agent=agent.name if agent.capabilities.own_tools else None))
+                                 agent=agent.name if agent.capabilities.own_tools else None,
+                                 directories=[d for d in getattr(getattr(self.policy, "dirs", None), "dirs", ())
+                                              if d != self.cwd]))
         for message in self._resume_warnings or ():
             self.emit(Warning(code="log_line_skipped", message=message))
         for temp in sweep_interrupted_writes():

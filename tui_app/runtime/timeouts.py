@@ -1,6 +1,6 @@
 """Timeout resolution and a pausable deadline.
 
-Resolution (DESIGN §7): a tool with no timeout → none; else the tool's own per-input budget; else,
+Resolution (docs/architecture.md §7): a tool with no timeout → none; else the tool's own per-input budget; else,
 when the tool allows it, the call's `timeout_ms` / `timeout`; else the tool default; else the
 runtime default; capped at the tool's max. The cleanup grace is kept apart: the handler is told
 the limit, the watchdog fires at limit + grace (a tool that enforces its own limit, like Bash,

@@ -1,4 +1,4 @@
-"""Agent (alias Task): hands a task to a subagent and returns its final answer (SPEC-compat §8).
+"""Agent (alias Task): hands a task to a subagent and returns its final answer (docs/architecture.md §9.6).
 
 The subagent itself is the session's "subagents" service (the built-in agent's, injected by the
 composition root): this module only declares the call. An Agent call changes nothing by itself —

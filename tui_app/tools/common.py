@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from tui_app.runtime.contract import Input, InputResolver, ToolContext, ToolFlags
 from tui_app.runtime.display import TextDisplay
+from tui_app.runtime.files.realpath import kernel_absolute
 from tui_app.runtime.results.serialize import cut_head_bytes, format_bytes, utf8_len
 
 T = TypeVar("T")
@@ -46,12 +47,13 @@ def resolve_path(path: str, cwd: str) -> str:
     """The absolute, normalised form of a path the model gave.
 
     Symlinks are left alone on purpose: rules and hooks match the path the user sees, and a
-    link's target is a fact of execution, not of the request."""
+    link's target is a fact of execution, not of the request. Only a `..` after a link is taken
+    as the kernel takes it (the target's parent): `link/../x` is not `x` beside the link."""
     expanded = os.path.expanduser(path)
     if not os.path.isabs(expanded):
         expanded = os.path.join(os.path.expanduser(cwd), expanded)
     # NFC so that a name typed on macOS (often NFD) and the same name typed elsewhere compare equal
-    return unicodedata.normalize("NFC", os.path.normpath(expanded))
+    return unicodedata.normalize("NFC", kernel_absolute(expanded))
 
 
 def is_relative(path: str) -> bool:

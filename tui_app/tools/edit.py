@@ -42,6 +42,7 @@ from tui_app.tools.file_edits import (
     updated_text,
     write_file,
 )
+from tui_app.tools.opened_check import opened_check
 
 DESCRIPTION = "\n".join([
     "Performs exact string replacements in a file.",
@@ -98,13 +99,13 @@ async def check_edit(args: EditInput | MultiEditInput, ctx: ToolContext) -> None
         if edit.old_string == edit.new_string:
             where = f"Edit {index + 1} of {len(edits)}: " if len(edits) > 1 else ""
             raise ToolFailure(f"{where}No changes to make: old_string and new_string are exactly the same.")
-    access, fs = file_access(ctx), file_state(ctx)
+    access, fs, opened = file_access(ctx), file_state(ctx), opened_check(ctx)
 
     def check() -> None:
         # one thread call that returns nothing: the file's bytes and texts are gone when it ends
         # (a thread pool's worker holds its call's arguments and result until it next runs, which
         # on a busy machine can be during the write: one more copy of the file)
-        current = read_current(path, access)
+        current = read_current(path, access, opened)
         if current.data is None:
             if creates_file(edits):
                 replace_exactly("", edits)
@@ -125,7 +126,7 @@ async def resolve_edit(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any]
 
 async def preview_edit(data: dict[str, Any], ctx: ToolContext) -> ApprovalPreview:
     path = data["file_path"]
-    current = await asyncio.to_thread(read_current, path, file_access(ctx))
+    current = await asyncio.to_thread(read_current, path, file_access(ctx), opened_check(ctx))
     new_text = await asyncio.to_thread(replace_exactly, decode(current.data), replacements(data))
     return await diff_preview(ctx, "Edit", path, current, new_text)
 

@@ -9,6 +9,7 @@ with LF (what the model saw through Read) and written back with CRLF.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -17,9 +18,12 @@ from typing import Any, Literal
 
 from tui_app.runtime.contract import ApprovalPreview, RawResult, ToolContext, ToolFailure
 from tui_app.runtime.files.access import FileAccess
-from tui_app.runtime.files.atomic import write_atomically
+from tui_app.runtime.files.atomic import write_in
 from tui_app.runtime.files.diffing import Patch, display_safe, file_diff_display, structured_patch, unified_diff_text
+from tui_app.runtime.files.opened import Identity, PathChanged, Place, walk_to
+from tui_app.runtime.files.realpath import real_path
 from tui_app.runtime.files.state import FileState, absolute_path, sha256_hex, stale
+from tui_app.tools.opened_check import Check, opened_check
 
 SNIPPET_MAX_LINES = 40
 
@@ -53,8 +57,10 @@ class Written:
 
 # ---- the file now --------------------------------------------------------------------------------
 
-def read_current(path: str, access: FileAccess | None = None) -> Current:
-    """The file now: from the client that holds it (an editor over ACP) when there is one, else the disk."""
+def read_current(path: str, access: FileAccess | None = None, check: Check | None = None) -> Current:
+    """The file now: from the client that holds it (an editor over ACP) when there is one, else the
+    disk, opened once in its walked directory (`opened.walk_to`) and judged by `check` on what was
+    opened."""
     if access is not None:
         data = access.read(path)
         if data is not None:
@@ -64,19 +70,57 @@ def read_current(path: str, access: FileAccess | None = None) -> Current:
                 mode = None  # a buffer the editor has not saved yet
             return Current(path, data, mode)
     try:
-        with open(os.path.realpath(path), "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                raise ToolFailure(f"{path} is not a regular file; only regular files can be written.")
-            return Current(path, handle.read(), mode)
+        with walk_to(path) as place:
+            return current_at(place, path, check)
     except FileNotFoundError:
         return Current(path, None)
-    except IsADirectoryError:
-        raise ToolFailure(f"{path} is a directory, not a file.") from None
-    except NotADirectoryError:
-        raise ToolFailure(f"A parent of {path} is not a directory.") from None
-    except PermissionError:
-        raise ToolFailure(f"Permission denied: {path}") from None
+    except OSError as exc:
+        raise _failure(path, exc) from None
+
+
+def current_at(place: Place, path: str, check: Check | None) -> Current:
+    """The file at a walked place: read through one descriptor, checked on that descriptor."""
+    found = place.open_current()
+    if found is None:
+        return Current(path, None)
+    data, who = found
+    if who.directory:
+        raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+    if not who.regular:
+        raise ToolFailure(f"{path} is not a regular file; only regular files can be written.")
+    if check is not None:
+        check("edit", who)
+    return Current(path, data, who.mode)
+
+
+def _failure(path: str, exc: OSError) -> ToolFailure:
+    if isinstance(exc, IsADirectoryError):
+        return ToolFailure(f"{path} is a directory, not a file.")
+    if isinstance(exc, NotADirectoryError):
+        return ToolFailure(f"A parent of {path} is not a directory.")
+    if isinstance(exc, PermissionError):
+        return ToolFailure(f"Permission denied: {path}")
+    if isinstance(exc, PathChanged):
+        return ToolFailure(f"{path} changed while it was being written (it {exc.strerror}); nothing was written. "
+                           "Try again.")
+    return ToolFailure(f"Cannot write {path}: {exc.strerror or exc}")
+
+
+def place_for_write(path: str, check: Check | None) -> Place:
+    """The walked directory a write lands in. Missing directories are made only once the place
+    they would be made in has passed `check` (and the place is checked again after)."""
+    try:
+        return walk_to(path)
+    except FileNotFoundError:
+        pass
+    if check is not None:
+        check("edit", new_file(real_path(path)))
+    return walk_to(path, make_dirs=True)
+
+
+def new_file(real: str) -> Identity:
+    """What a file that does not exist yet will be: a regular file with one name."""
+    return Identity(real, 0, 0, 0, stat.S_IFREG)
 
 
 def decode(data: bytes | None) -> str:
@@ -162,17 +206,6 @@ def creates_file(edits: Sequence[Replacement]) -> bool:
 
 # ---- the write -----------------------------------------------------------------------------------
 
-def write_through(access: FileAccess | None, path: str, data: bytes, mode: int | None) -> int:
-    """Write through the client that holds the file (an editor over ACP) when it takes the write,
-    else atomically to the disk. Returns the new mtime_ns (0 when the client has not saved it)."""
-    if access is not None and access.write(path, data):
-        try:
-            return os.stat(os.path.realpath(path)).st_mtime_ns
-        except OSError:
-            return 0
-    return write_atomically(path, data, mode)
-
-
 def check_unchanged_since_preview(fs: FileState, call_id: str, path: str, current: Current) -> None:
     previewed = fs.take_preview(call_id)
     if previewed is not None and previewed[1] != sha256_hex(current.data or b""):
@@ -182,14 +215,32 @@ def check_unchanged_since_preview(fs: FileState, call_id: str, path: str, curren
 
 async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current], tuple[str, str]],
                      create_ok: bool) -> Written:
-    """Under the file's lock, on a thread: read the bytes, check them against what the model read
-    (and against the approved diff), transform, write atomically, record the new baseline."""
+    """Under the file's lock, on a thread: walk to the file's directory once, read the bytes there,
+    check what was opened (`opened_check`) and the bytes against what the model read (and against
+    the approved diff), transform, write atomically in that same directory, record the new baseline."""
     fs = file_state(ctx)
     call_id = ctx.call_id
     access = file_access(ctx)
+    check = opened_check(ctx)
 
     def work() -> Written:
-        current = read_current(path, access)
+        try:
+            place = place_for_write(path, check)
+        except OSError as exc:
+            raise _failure(path, exc) from None
+        with place:
+            return _write_at(place)
+
+    def _write_at(place: Place) -> Written:
+        try:
+            current = current_at(place, path, check)
+        except OSError as exc:
+            raise _failure(path, exc) from None
+        held = access.read(path) if access is not None else None
+        if held is not None:  # a client's buffer is what the user sees and the model read (read_current)
+            current = Current(path, held, current.mode)
+        if current.data is None and check is not None:
+            check("edit", new_file(place.real))
         if current.data is not None:
             fs.check(path, current.data)
         elif not create_ok:  # an edit of a file that is gone
@@ -203,12 +254,26 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
         del current
         if not exists or new_text != old_text:
             data = encode(new_text)
-            fs.record_write(path, data, write_through(access, path, data, mode))
+            if access is not None and access.write(path, data):
+                mtime_ns = _mtime_ns(path)
+            else:
+                try:
+                    mtime_ns = write_in(place, data, mode)
+                except OSError as exc:
+                    raise _failure(path, exc) from None
+            fs.record_write(path, data, mtime_ns)
             del data
         operation: Operation = "update" if exists else "create"
         return Written(path, operation, old_text, new_text, structured_patch(old_text, new_text))
 
     return await fs.mutate(path, work)
+
+
+def _mtime_ns(path: str) -> int:
+    try:
+        return os.stat(os.path.realpath(path)).st_mtime_ns
+    except OSError:
+        return 0  # the client has not saved it
 
 
 # ---- previews and results ------------------------------------------------------------------------

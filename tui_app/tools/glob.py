@@ -7,6 +7,7 @@ import os
 import stat
 import threading
 import time
+from typing import Any
 
 from pydantic import Field
 
@@ -19,6 +20,8 @@ from tui_app.runtime.contract import (
     ToolFailure,
     ToolSpec,
 )
+from tui_app.runtime.files.realpath import real_path
+from tui_app.runtime.permissions.working_dirs import inside
 from tui_app.runtime.results import budgets
 from tui_app.tools.common import (
     READ_ONLY_FLAGS,
@@ -35,6 +38,7 @@ from tui_app.tools.globmatch import compile_glob, max_depth, split_literal_prefi
 MAX_RESULTS = 100
 TRUNCATED_LINE = "(Results are truncated. Consider using a more specific path or pattern.)"
 NO_FILES = "No files found"
+_resolve_path = resolve_file_path_input("path")
 SKIPPED_DIRS = frozenset({".git"})
 
 DESCRIPTION = """Fast file pattern matching for a codebase of any size.
@@ -67,6 +71,10 @@ def directory_problem(given: str, path: str, cwd: str) -> str | None:
 
 
 async def check_input(params: GlobInput, ctx: ToolContext) -> None:
+    _, rest = split_literal_prefix(params.pattern)
+    if ".." in rest.split("/"):
+        raise ToolFailure(f"The pattern {params.pattern} climbs with .. after a wildcard; give the directory to "
+                          "search as path (or at the start of the pattern) instead.")
     if params.path is None:
         return
     path = resolve_path(params.path, ctx.cwd)
@@ -76,12 +84,34 @@ async def check_input(params: GlobInput, ctx: ToolContext) -> None:
 
 
 def search_root(pattern: str, path: str) -> tuple[str, str]:
-    """(directory to walk, pattern relative to it). An absolute pattern brings its own root."""
+    """(directory to walk, pattern relative to it). The pattern's literal start is part of the
+    root: an absolute pattern, `~/…` or `../…` brings its own (a `..` after a link is the link
+    target's parent, as for the kernel)."""
     expanded = os.path.expanduser(pattern) if pattern.startswith("~") else pattern
     literal, rest = split_literal_prefix(expanded)
     if os.path.isabs(expanded):
-        return os.path.normpath(literal or "/"), rest
-    return os.path.normpath(os.path.join(path, literal)), rest
+        return resolve_path(literal or "/", "/"), rest
+    return resolve_path(literal, path) if literal else path, rest
+
+
+def _within(root: str, base: str) -> bool:
+    real_root, real_base = real_path(root), real_path(base)
+    return inside(real_root, (real_base,))
+
+
+async def resolve_glob(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """`path` made absolute; a pattern whose literal start leads out of it (`/etc/*`, `~/x/*`,
+    `../../*`, a link to elsewhere) has that start moved into `path`, so the permission check
+    (working directories, Read rules) and the hooks see the directory really searched."""
+    data = await _resolve_path(data, ctx)
+    pattern = data.get("pattern")
+    if not isinstance(pattern, str):
+        return data
+    base = data.get("path") or ctx.cwd
+    root, rest = search_root(pattern, base)
+    if root == base or _within(root, base):
+        return data
+    return {**data, "pattern": rest, "path": root}
 
 
 def mtime_ns(path: str) -> int:
@@ -97,6 +127,8 @@ def mtime_ns(path: str) -> int:
 def find_files(pattern: str, path: str, stop: threading.Event) -> list[str]:
     """Every matching file under `path`, newest first (ties by path, so the order is stable)."""
     root, rest = search_root(pattern, path)
+    if root != path and not _within(root, path):
+        return []  # the pattern's start became a way out after the call was decided
     matcher = compile_glob(rest)
     depth_limit = max_depth(rest)
     found: list[str] = []
@@ -147,6 +179,6 @@ GLOB = ToolSpec(
     budget=budgets.GLOB,
     timeout=TimeoutPolicy(default_ms=30000),
     validate_input=check_input,
-    resolve_input=resolve_file_path_input("path"),
+    resolve_input=resolve_glob,
     target_of=pattern_target,
 )

@@ -1,6 +1,7 @@
 """Read: a text file as numbered lines (`{n:>6}\\t{line}`), a window of at most 2000 lines.
 
-The file is streamed: showing 2000 lines of a 2 GB log costs 2000 lines of memory. A read that
+The file is opened once and what was opened is checked (`opened_check`), then read from that
+descriptor. It is streamed: showing 2000 lines of a 2 GB log costs 2000 lines of memory. A read that
 returned the whole file reports a baseline to the file-state service, which is what later lets
 Edit and Write check that the model saw the current content.
 """
@@ -28,6 +29,7 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.files.access import FileAccess
+from tui_app.runtime.files.opened import OpenedFile
 from tui_app.runtime.results import budgets
 from tui_app.tools.common import (
     BINARY_SNIFF_BYTES,
@@ -39,6 +41,7 @@ from tui_app.tools.common import (
     resolve_path,
     text_display,
 )
+from tui_app.tools.opened_check import Check, opened_check
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -153,14 +156,32 @@ def render_line(raw: bytes, number: int) -> str:
     return text
 
 
-def read_window(path: str, start: int, limit: int, access: FileAccess | None = None) -> Window:
+def read_window(path: str, start: int, limit: int, access: FileAccess | None = None,
+                check: Check | None = None) -> Window:
     """Stream `path` once: skip to `start`, keep `limit` lines, count (and hash) the rest. A client
-    that holds the file (an editor over ACP) is asked first: its buffer is what the user sees."""
+    that holds the file (an editor over ACP) is asked first: its buffer is what the user sees.
+    From the disk the file is opened once, `check` judges what was opened (its real path and
+    inode, not the path given), and the bytes come from that very inode."""
     held = access.read(path) if access is not None else None
-    with io.BytesIO(held) if held is not None else open(path, "rb") as f:
+    if held is not None:
+        return _window(io.BytesIO(held), path, start, limit, _disk_mtime_ns(path))
+    with OpenedFile(path) as opened:
+        who = opened.who
+        if who.directory:
+            raise IsADirectoryError(path)
+        if not who.regular:
+            raise ToolFailure(f"Cannot read {path}: it is not a regular file.")
+        if check is not None:
+            check("read", who)
+        handle = opened.read_handle()
+    with handle as f:
         # taken before the first byte is read: a write racing this read makes the baseline stale,
         # never falsely fresh
-        mtime_ns = os.fstat(f.fileno()).st_mtime_ns if held is None else _disk_mtime_ns(path)
+        return _window(f, path, start, limit, os.fstat(f.fileno()).st_mtime_ns)
+
+
+def _window(f: BinaryIO, path: str, start: int, limit: int, mtime_ns: int) -> Window:
+    with f:
         if is_binary(f.read(BINARY_SNIFF_BYTES)):
             raise ToolFailure(binary_message(path))
         f.seek(0)
@@ -267,17 +288,19 @@ async def read_file(params: ReadInput, ctx: ToolContext) -> RawResult:
     start = max(1, params.offset or 1)
     limit = params.limit or DEFAULT_LIMIT
     try:
-        access = ctx.service("file_access")
+        access, check = ctx.service("file_access"), opened_check(ctx)
         if access is None and _small_regular_file(path):
-            window = read_window(path, start, limit)
+            window = read_window(path, start, limit, None, check)
         else:  # a client's buffer (asked across a protocol) or a big file: off the loop
-            window = await asyncio.to_thread(read_window, path, start, limit, access)
+            window = await asyncio.to_thread(read_window, path, start, limit, access, check)
     except (FileNotFoundError, NotADirectoryError):
         raise ToolFailure(f"File does not exist: {path}") from None
     except IsADirectoryError:
         raise ToolFailure(directory_message(path)) from None
     except PermissionError:
         raise ToolFailure(f"Permission denied: {path}") from None
+    except OSError as exc:  # a link loop, a name too long …
+        raise ToolFailure(f"Cannot read {path}: {exc.strerror or exc}") from None
     await report_baseline(ctx, path, window)
     text = model_text(path, window, params.offset)
     output = {"type": "text", "file": {

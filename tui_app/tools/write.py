@@ -31,6 +31,7 @@ from tui_app.tools.file_edits import (
     updated_text,
     write_file,
 )
+from tui_app.tools.opened_check import opened_check
 
 DESCRIPTION = "\n".join([
     "Writes a file to the local filesystem, creating parent directories as needed.",
@@ -49,7 +50,7 @@ class WriteInput(StrictInput):
 
 async def check_write(args: WriteInput, ctx: ToolContext) -> None:
     path = absolute_path(args.file_path, ctx.cwd)
-    current = await asyncio.to_thread(read_current, path, file_access(ctx))
+    current = await asyncio.to_thread(read_current, path, file_access(ctx), opened_check(ctx))
     if current.data is not None:
         file_state(ctx).check(path, current.data)
 
@@ -60,7 +61,7 @@ async def resolve_write(data: dict[str, Any], ctx: ToolContext) -> dict[str, Any
 
 async def preview_write(data: dict[str, Any], ctx: ToolContext) -> ApprovalPreview:
     path = data["file_path"]
-    current = await asyncio.to_thread(read_current, path, file_access(ctx))
+    current = await asyncio.to_thread(read_current, path, file_access(ctx), opened_check(ctx))
     return await diff_preview(ctx, "Create" if current.data is None else "Write", path, current, data["content"])
 
 

@@ -1,4 +1,4 @@
 """The ACP driver: any agent that speaks the Agent Client Protocol (Codex, Gemini CLI, OpenCode,
 Claude through its ACP adapter …) under Vigil's supervision, as an ACP client built on the
-official Python SDK (DESIGN §11). May import the runtime, tools/ and agents/.
+official Python SDK (docs/architecture.md §11). May import the runtime, tools/ and agents/.
 """

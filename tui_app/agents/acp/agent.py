@@ -1,5 +1,5 @@
 """The ACP driver: one agent process for the whole session, one ACP session in it, one
-`session/prompt` per turn (DESIGN §11).
+`session/prompt` per turn (docs/architecture.md §11).
 
 The process is Vigil's AgentProcess (its own process group in the session's cwd, stderr kept for
 the error line, no line-length limit that matters); the protocol is the official SDK's
@@ -401,6 +401,10 @@ class AcpAgent(ExternalAgent):
         except Exception as exc:  # one odd update never stops the session
             self.session.emit(Warning(code="agent_update_unreadable",
                                       message=f"An update from {self.label} could not be shown: {exc!r}"))
+
+    def agent_facts(self) -> dict[str, Any]:
+        """The agent's own modes, for every client (facts(): the settings screen, the host's clients)."""
+        return {"agent_mode": self.mode_id, "agent_modes": list(self.modes)}
 
     def terminal_display(self, terminal_id: str) -> Any:
         return self.terminals.display(terminal_id)

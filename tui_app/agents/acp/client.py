@@ -4,7 +4,7 @@ a JSON-RPC error, never with a crash."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -20,11 +20,25 @@ from acp.schema import (
 )
 
 if TYPE_CHECKING:
-    from tui_app.agents.acp.agent import AcpAgent
+    from tui_app.agents.acp.files import AgentFiles
+    from tui_app.agents.acp.permission import PermissionAsker
+    from tui_app.agents.acp.terminals import AgentTerminals
+
+
+class ClientLink(Protocol):
+    """What Vigil's side of the connection needs of the agent: which ACP session is its own, and the
+    parts that answer the agent's requests (docs/architecture.md §11)."""
+
+    acp_session_id: str | None
+    permissions: PermissionAsker
+    files: AgentFiles
+    terminals: AgentTerminals
+
+    def on_update(self, session_id: str, update: Any) -> None: ...
 
 
 class VigilClient:
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: ClientLink) -> None:
         self.agent = agent
 
     def on_connect(self, conn: Any) -> None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from tui_app.agents.acp.approvals import ApprovedFirst, command_key, read_key, write_key
+from tui_app.agents.acp.approvals import Approvals, ApprovedFirst, command_key, read_key, write_key
 from tui_app.runtime.call import CallEnv, ToolCall
 from tui_app.runtime.contract import ToolSpec
 from tui_app.runtime.events import ToolCallRequested
@@ -25,7 +25,18 @@ from tui_app.runtime.pipeline import run_call
 from tui_app.runtime.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from tui_app.agents.acp.agent import AcpAgent
+    from tui_app.agents.acp.updates import UpdateTranslator
+    from tui_app.agents.calls import CallBook
+
+
+class ClientCallsLink(Protocol):
+    """What the client-side calls need of the agent: the session they run in, the turn's call book,
+    where a call sits in the turn, and what the user already approved (docs/architecture.md §11)."""
+
+    session: Any
+    calls: CallBook | None
+    translator: UpdateTranslator
+    approvals: Approvals
 
 
 def approval_key(query: PermissionQuery) -> tuple[str, str] | None:
@@ -42,7 +53,7 @@ def approval_key(query: PermissionQuery) -> tuple[str, str] | None:
 
 
 class ClientCalls:
-    def __init__(self, agent: AcpAgent, specs: list[ToolSpec]) -> None:
+    def __init__(self, agent: ClientCallsLink, specs: list[ToolSpec]) -> None:
         self.agent = agent
         self.registry = ToolRegistry()
         for spec in specs:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from pydantic import Field
@@ -32,6 +32,7 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
+from tui_app.runtime.files.atomic import write_atomically
 from tui_app.runtime.files.diffing import structured_patch
 from tui_app.runtime.files.state import sha256_hex, stale
 from tui_app.runtime.permissions.decision import PermissionQuery
@@ -49,11 +50,22 @@ from tui_app.tools.file_edits import (
     read_current,
     result_of,
     updated_text,
-    write_atomically,
 )
 
 if TYPE_CHECKING:
-    from tui_app.agents.acp.agent import AcpAgent
+    from tui_app.agents.acp.client_calls import ClientCalls
+    from tui_app.agents.calls import CallBook
+
+
+class FilesLink(Protocol):
+    """What the agent's file reads and writes need: the session, the open turn and the calls that
+    run them through Vigil's pipeline (docs/architecture.md §11)."""
+
+    session: Any
+    calls: CallBook | None
+    label: str
+    client_calls: ClientCalls
+
 
 #: a file bigger than this is not sent to the agent whole
 MAX_READ_BYTES = 32 * 1024 * 1024
@@ -191,7 +203,7 @@ AGENT_READ = ToolSpec(
 
 
 class AgentFiles:
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: FilesLink) -> None:
         self.agent = agent
         self.reads: dict[str, str] = {}
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 import asyncio
 import copy
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp.schema import AllowedOutcome, DeniedOutcome, PermissionOption, RequestPermissionResponse
 
-from tui_app.agents.acp.approvals import command_key, read_key, write_key
+from tui_app.agents.acp.approvals import Approvals, command_key, read_key, write_key
 from tui_app.agents.acp.previews import FileChange, changes_of, notes_of, preview_of
 from tui_app.agents.acp.tool_calls import AcpCall
 from tui_app.agents.calls import UNKNOWN_FLAGS
@@ -38,7 +38,26 @@ from tui_app.runtime.permissions.decision import PermissionDecision, suggested_r
 from tui_app.tools.bash.tool import bash_flags_for, one_line
 
 if TYPE_CHECKING:
-    from tui_app.agents.acp.agent import AcpAgent
+    from tui_app.agents.acp.updates import UpdateTranslator
+    from tui_app.agents.calls import CallBook
+    from tui_app.agents.gate import Gate
+
+
+class PermissionLink(Protocol):
+    """What a permission question needs of the agent: the session, the open turn, Vigil's gate,
+    the calls seen so far, what was approved already, and a way to stop the turn (docs/architecture.md §11)."""
+
+    session: Any
+    calls: CallBook | None
+    gate: Gate | None
+    label: str
+    aborting: bool
+    translator: UpdateTranslator
+    approvals: Approvals
+    feedback: list[str]
+
+    def interrupt_turn(self) -> None: ...
+
 
 RISK_ORDER = {"low": 0, "medium": 1, "high": 2}
 #: the agent's names for tools that write files (shown as themselves); others are shown as Edit
@@ -119,7 +138,7 @@ def cancelled() -> RequestPermissionResponse:
 
 
 class PermissionAsker:
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: PermissionLink) -> None:
         self.agent = agent
         #: questions being decided (cancelled when the turn is: each is then answered `cancelled`)
         self.pending: set[asyncio.Task[Verdict]] = set()

@@ -24,7 +24,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from pydantic import Field
@@ -57,7 +57,20 @@ from tui_app.tools.bash.tool import (
 )
 
 if TYPE_CHECKING:
-    from tui_app.agents.acp.agent import AcpAgent
+    from tui_app.agents.acp.client_calls import ClientCalls
+    from tui_app.agents.calls import CallBook
+
+
+class TerminalsLink(Protocol):
+    """What the agent's terminals need: the session's cwd, the open turn, the calls that run the
+    commands and a place to run tasks that the agent's shutdown cancels (docs/architecture.md §11)."""
+
+    session: Any
+    calls: CallBook | None
+    client_calls: ClientCalls
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]: ...
+
 
 #: what terminal/output keeps when the agent names no limit
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
@@ -143,7 +156,7 @@ async def check_terminal(args: TerminalInput, ctx: ToolContext) -> None:
 
 
 class AgentTerminals:
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: TerminalsLink) -> None:
         self.agent = agent
         self.by_id: dict[str, Terminal] = {}
         self.by_call: dict[str, Terminal] = {}

@@ -11,7 +11,7 @@ like TodoWrite (a row with the list). Modes and commands go to the driver, which
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from acp.schema import (
     AgentMessageChunk,
@@ -38,8 +38,23 @@ from tui_app.runtime.events import (
     TodoUpdated,
 )
 
-if TYPE_CHECKING:
-    from tui_app.agents.acp.agent import AcpAgent
+
+class UpdatesLink(Protocol):
+    """What the translator needs of the agent it serves: the session to report to, the turn's call
+    book, and the agent's own reports of modes and commands (docs/architecture.md §11)."""
+
+    session: Any
+    calls: CallBook | None
+    label: str
+    model: str
+    aborting: bool
+
+    def mode_reported(self, mode_id: str) -> None: ...
+
+    def commands_reported(self, commands: list[Any]) -> None: ...
+
+    def terminal_display(self, terminal_id: str) -> Any: ...
+
 
 #: how a failed call's text says the user (Vigil) refused it
 REFUSED_WORDS = ("refused permission", "rejected", "denied", "not allowed", "cancelled", "canceled")
@@ -47,7 +62,7 @@ PLAN_STATUSES = {"pending": "pending", "in_progress": "in_progress", "completed"
 
 
 class UpdateTranslator:
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: UpdatesLink) -> None:
         self.agent = agent
         self.calls: dict[str, AcpCall] = {}
         self.step: int | None = None

@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 
-#: the oldest release the control protocol was checked against (NOTES-agents.md)
+#: the oldest release the control protocol was checked against (docs/architecture.md §11)
 MIN_VERSION = (2, 1, 197)
 VERSION_TIMEOUT_S = 30.0
 INSTALL_HINT = ("install it (npm install -g @anthropic-ai/claude-code) or point Vigil at it with "

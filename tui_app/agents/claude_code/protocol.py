@@ -1,4 +1,4 @@
-"""The messages of Claude Code's control protocol that Vigil writes (NOTES-agents.md).
+"""The messages of Claude Code's control protocol that Vigil writes (docs/architecture.md §11).
 
 One JSON object per line. Vigil → Claude Code: control requests (initialize, interrupt,
 set_permission_mode), user turns, and answers to Claude Code's own control requests (a hook

@@ -1,7 +1,7 @@
 """What Enter in the prompt box asks for, as Textual messages: the screen posts one (`read_intent`)
 and handles it, so the prompt's actions never reach back into the screen. What a prompt MEANS to
 the session is decided below the screen (the session's prompt router); here only what the screen
-shows by itself is picked out: a command's view (/help, /cost …), the choice of a `#` note's memory
+shows by itself is picked out: a command's view (/help, /usage …), the choice of a `#` note's memory
 file, or a word that the agent does not offer. Everything else is sent as typed.
 """
 
@@ -16,7 +16,7 @@ from tui_app.agents.slash_commands import parse_invocation
 from tui_app.runtime.commands import SessionFacts
 
 #: built-in commands the screen answers with a view of its own
-VIEWS = frozenset({"agents", "cost", "help", "memory", "permissions", "resume"})
+VIEWS = frozenset({"agents", "help", "memory", "permissions", "resume", "usage"})
 
 
 class PromptIntent(Message):
@@ -32,7 +32,7 @@ class SendPrompt(PromptIntent):
 
 
 class ShowCommand(PromptIntent):
-    """A built-in command the screen shows by itself (/help, /cost, /model with no argument …)."""
+    """A built-in command the screen shows by itself (/help, /usage, /model with no argument …)."""
 
     def __init__(self, text: str, name: str, arguments: str) -> None:
         super().__init__(text)

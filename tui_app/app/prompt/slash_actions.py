@@ -214,7 +214,7 @@ def _resume(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, 
 
 
 VIEWS_BY_NAME: dict[str, Callable[[Any, SessionFacts, str, str, str], None]] = {
-    "agents": _agents, "cost": _cost, "help": _help, "memory": _memory, "permissions": _permissions, "resume": _resume,
+    "agents": _agents, "usage": _cost, "help": _help, "memory": _memory, "permissions": _permissions, "resume": _resume,
 }
 
 

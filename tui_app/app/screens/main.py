@@ -1,4 +1,4 @@
-"""The main screen (DESIGN §10): header; chat and prompt on the left; the tool-call table and the
+"""The main screen (docs/architecture.md §10): header; chat and prompt on the left; the tool-call table and the
 detail of the selected call on the right; the bindings in the footer.
 
 It is fed batches of session events (`apply`), folds each event once into the session's view

@@ -26,9 +26,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
 from tui_app.app.screens.main import MainScreen
-from tui_app.runtime.log.catalog import valid_session_id
+from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
 from tui_app.runtime.log.eventlog import read_events
-from tui_app.runtime.log.paths import events_path, sessions_dir
+from tui_app.runtime.log.paths import events_path
 from tui_app.view_model.follow import followed_call
 from tui_app.view_model.session_view import SessionView
 from widgets.replay_timeline import Timeline
@@ -58,9 +58,11 @@ def log_note(read_warnings: Sequence[str], torn_tail: bool, events: int) -> str:
 def read_log(session_id: str) -> tuple[list[Any], str]:
     """The recorded events of a session and a note about its log (blocking: a long log takes a
     moment to parse)."""
-    path = events_path(session_id) if valid_session_id(session_id) else None
-    if path is None or not path.is_file():
-        raise ReplayLoadError(f"no recorded session {session_id!r} in {sessions_dir()}")
+    try:
+        session_id = resolve_session_id(session_id)
+    except UnknownSession as exc:
+        raise ReplayLoadError(str(exc)) from None
+    path = events_path(session_id)
     try:
         read = read_events(path)
     except OSError as exc:

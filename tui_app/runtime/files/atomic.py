@@ -1,6 +1,8 @@
 """Atomic file writes that leave nothing behind in the user's tree, even after kill -9.
 
-The new content goes into an *unnamed* file in the target's directory (`O_TMPFILE`, same file
+The target's directory is walked to once (`opened.walk_to`: one `openat` per component, links
+followed by reading them) and everything happens in that directory's descriptor. The new content
+goes into an *unnamed* file in the target's directory (`O_TMPFILE`, same file
 system, so the final rename stays atomic): a crash while it is written, however long that takes
 for a big file, leaves nothing at all. Only once it is complete and fsynced does it get a name,
 `.NAME.vigil-XXXX.tmp`, for the microseconds until it is renamed over the target. Where the file
@@ -24,10 +26,10 @@ import stat
 import threading
 from pathlib import Path
 
+from tui_app.runtime.files.opened import Place, walk_to
 from tui_app.runtime.log.paths import vigil_home
 
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
-_AT_FDCWD = -100
 _AT_EMPTY_PATH = 0x1000
 #: whether unnamed files work here (turned off at the first sign they do not)
 _unnamed: dict[str, object] = {"usable": bool(_O_TMPFILE) and os.path.isdir("/proc/self")}
@@ -91,18 +93,25 @@ def write_atomically(path: str, data: bytes, mode: int | None) -> int:
     """Write `data` to `path` so that a reader (and a crash) only ever sees the old file or the
     new one. A symlink keeps pointing at its file, which is what changes; an existing file keeps
     its mode, a new one gets 0o666 less the umask. Returns the new mtime_ns."""
-    target = os.path.realpath(path)
-    directory = os.path.dirname(target)
-    os.makedirs(directory, exist_ok=True)
-    temp = os.path.join(directory, f".{os.path.basename(target)}.vigil-{secrets.token_hex(4)}.tmp")
+    with walk_to(path, make_dirs=True) as place:
+        return write_in(place, data, mode)
+
+
+def write_in(place: Place, data: bytes, mode: int | None) -> int:
+    """Write `data` over `place.name` in the walked directory: the temp file is made in that
+    directory's descriptor and renamed there, so no link met on the way can redirect it."""
+    directory = place.directory or "."
+    temp_name = f".{place.name}.vigil-{secrets.token_hex(4)}.tmp"
+    temp = os.path.join(directory, temp_name)
     new_mode = 0o666 if mode is None else 0o600
     named = False
     try:
-        mtime_ns = _write_unnamed(directory, temp, data, mode, new_mode)
+        mtime_ns = _write_unnamed(place.dir_fd, temp_name, temp, data, mode, new_mode)
         if mtime_ns is None:
             _journal.note("+", temp)
             named = True
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, new_mode)
+            fd = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, new_mode,
+                         dir_fd=place.dir_fd)
             try:
                 _fill(fd, data, mode)
                 mtime_ns = os.fstat(fd).st_mtime_ns
@@ -110,11 +119,11 @@ def write_atomically(path: str, data: bytes, mode: int | None) -> int:
                 os.close(fd)
         else:
             named = True
-        os.replace(temp, target)
+        os.replace(temp_name, place.name, src_dir_fd=place.dir_fd, dst_dir_fd=place.dir_fd)
     except BaseException:
         if named:
             with contextlib.suppress(OSError):
-                os.unlink(temp)
+                os.unlink(temp_name, dir_fd=place.dir_fd)
         raise
     finally:
         if named:
@@ -122,12 +131,13 @@ def write_atomically(path: str, data: bytes, mode: int | None) -> int:
     return mtime_ns
 
 
-def _write_unnamed(directory: str, temp: str, data: bytes, mode: int | None, new_mode: int) -> int | None:
-    """The content in an unnamed file, then named `temp`; None where that cannot be done here."""
+def _write_unnamed(dir_fd: int, temp_name: str, temp: str, data: bytes, mode: int | None,
+                   new_mode: int) -> int | None:
+    """The content in an unnamed file, then named `temp_name`; None where that cannot be done here."""
     if not _unnamed["usable"]:
         return None
     try:
-        fd = os.open(directory, _O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, new_mode)  # umask applies
+        fd = os.open(".", _O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, new_mode, dir_fd=dir_fd)  # umask applies
     except OSError as exc:
         if exc.errno in _NO_TMPFILE:
             _unnamed["usable"] = False
@@ -137,7 +147,7 @@ def _write_unnamed(directory: str, temp: str, data: bytes, mode: int | None, new
         _fill(fd, data, mode)
         mtime_ns = os.fstat(fd).st_mtime_ns
         _journal.note("+", temp)
-        if not _link(fd, temp):
+        if not _link(fd, dir_fd, temp_name):
             _journal.note("-", temp)
             _unnamed["usable"] = False
             return None
@@ -146,13 +156,13 @@ def _write_unnamed(directory: str, temp: str, data: bytes, mode: int | None, new
         os.close(fd)
 
 
-def _link(fd: int, name: str) -> bool:
-    """Give the unnamed file behind `fd` a name: linkat(AT_EMPTY_PATH), else through /proc."""
+def _link(fd: int, dir_fd: int, name: str) -> bool:
+    """Give the unnamed file behind `fd` a name in `dir_fd`: linkat(AT_EMPTY_PATH), else through /proc."""
     linkat = _libc_linkat()
-    if linkat is not None and linkat(fd, b"", _AT_FDCWD, os.fsencode(name), _AT_EMPTY_PATH) == 0:
+    if linkat is not None and linkat(fd, b"", dir_fd, os.fsencode(name), _AT_EMPTY_PATH) == 0:
         return True
     try:
-        os.link(f"/proc/self/fd/{fd}", name, follow_symlinks=True)
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
         return True
     except OSError as exc:
         if exc.errno in (errno.EXDEV, errno.EPERM, errno.ENOENT, errno.EACCES, errno.EINVAL):

@@ -32,3 +32,18 @@ def real_path(path: str) -> str:
         if target.startswith("/") and not target.endswith(" (deleted)"):
             return target
     return os.path.realpath(path)
+
+
+def kernel_absolute(path: str) -> str:
+    """An absolute path with its `..` taken as the kernel takes them: after the symlink before
+    each one. `link/../x` names `x` beside the link's *target*, never beside the link, so a
+    lexical normalisation would check one file and let the kernel open another. The part after
+    the last `..` holds none and is only tidied (`.`, doubled slashes)."""
+    parts = path.split("/")
+    if ".." not in parts:
+        return os.path.normpath(path)
+    last = len(parts) - 1 - parts[::-1].index("..")
+    head = "/".join(parts[: last + 1]) or "/"
+    rest = "/".join(parts[last + 1 :])
+    resolved = real_path(head)
+    return os.path.normpath(os.path.join(resolved, rest)) if rest.strip("/") else resolved

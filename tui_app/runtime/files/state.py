@@ -31,7 +31,7 @@ from typing import Any, Literal, TypeVar
 
 from tui_app.runtime.contract import ToolFailure
 from tui_app.runtime.events import FileChangedExternally, Warning
-from tui_app.runtime.files.realpath import real_path
+from tui_app.runtime.files.realpath import kernel_absolute, real_path
 
 T = TypeVar("T")
 Staleness = Literal["modified", "deleted"]
@@ -45,11 +45,12 @@ _MAX_PREVIEWS = 256
 
 def absolute_path(path: str, cwd: str) -> str:
     """The absolute, normalised form of a path the model gave (NFC: a name typed on macOS,
-    often NFD, compares equal to the same name typed elsewhere)."""
+    often NFD, compares equal to the same name typed elsewhere); a `..` after a symlink is the
+    target's parent, as for the kernel."""
     expanded = os.path.expanduser(path)
     if not os.path.isabs(expanded):
         expanded = os.path.join(cwd, expanded)
-    return unicodedata.normalize("NFC", os.path.normpath(expanded))
+    return unicodedata.normalize("NFC", kernel_absolute(expanded))
 
 
 def file_key(path: str) -> str:

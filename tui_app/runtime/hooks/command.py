@@ -27,6 +27,7 @@ from tui_app.runtime.hooks.runner import (
     PromptOutcome,
     StopOutcome,
 )
+from tui_app.runtime.hooks.seal import broken
 
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
@@ -56,8 +57,11 @@ class CommandHooks:
         emit: Callable[[Any], Any],
         aliases_of: Callable[[str], tuple[str, ...]] | None = None,
         kill_grace_s: float = KILL_GRACE_S,
+        seals: dict[tuple[str, tuple[str, ...] | None], dict[str, str]] | None = None,
     ) -> None:
         self.config = config
+        #: handler key → the scripts its command names, sealed at start (see `seal`)
+        self.seals = seals or {}
         self.project_dir = project_dir
         self.cwd = cwd
         self.emit = emit
@@ -83,8 +87,12 @@ class CommandHooks:
 
     async def _run_one(self, event: str, handler: HookHandler, data: bytes, call_id: str | None) -> HookVerdict:
         self.emit(HookRun(call_id=call_id, event=event, command=handler.label, status="started"))
+        changed = broken(self.seals.get(handler.key, {}))
         try:
-            result = await self._execute(event, handler, data)
+            result = (ProcessResult("spawn_failed", None, "", "", 0, error=(
+                f"{changed} is not the script it was when the session started (changed, replaced or new); "
+                "it was not run. Restart Vigil to use the new version")) if changed is not None
+                      else await self._execute(event, handler, data))
         except asyncio.CancelledError:
             self.emit(HookRun(call_id=call_id, event=event, command=handler.label, status="cancelled",
                               message="no longer needed (the request was answered, or the turn stopped)"))

@@ -79,6 +79,8 @@ class MatcherGroup:
 @dataclass
 class HookConfig:
     groups: dict[str, list[MatcherGroup]] = field(default_factory=dict)
+    #: settings files whose hooks do not run (a project not trusted yet)
+    held: set[str] = field(default_factory=set)
 
     def extend(self, groups: list[MatcherGroup]) -> None:
         for group in groups:
@@ -96,6 +98,8 @@ class HookConfig:
             if not group.matches(value, aliases):
                 continue
             for handler in group.handlers:
+                if handler.source in self.held:
+                    continue
                 if handler.key not in seen:
                     seen.add(handler.key)
                     out.append(handler)

@@ -1,4 +1,4 @@
-"""What one hook run says, per event: exit codes and JSON output (SPEC-compat §3).
+"""What one hook run says, per event: exit codes and JSON output (docs/architecture.md §9.3).
 
 * exit 0: stdout that starts with `{` is JSON output; other stdout is logged (and for
   UserPromptSubmit and SessionStart added to the model's context);

@@ -28,6 +28,30 @@ def valid_session_id(session_id: str) -> bool:
     return bool(_SESSION_ID.fullmatch(session_id)) and ".." not in session_id
 
 
+class UnknownSession(ValueError):
+    """No recorded session has that id (or the prefix names several): the message says which."""
+
+
+def resolve_session_id(given: str, root: Path | None = None) -> str:
+    """The recorded session `given` names: its exact id, or the one id it is a unique prefix of
+    (ids are long; `vigil replay 20261204-2007` is enough when only one starts so)."""
+    root = root or sessions_dir()
+    if valid_session_id(given) and (root / given / "events.jsonl").is_file():
+        return given
+    if not given or not valid_session_id(given):
+        raise UnknownSession(f"no recorded session {given!r} in {root} (see `vigil sessions`)")
+    try:
+        found = sorted(d.name for d in root.iterdir() if d.name.startswith(given) and (d / "events.jsonl").is_file())
+    except OSError:
+        found = []
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UnknownSession(f"no recorded session {given!r} in {root} (see `vigil sessions`)")
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    raise UnknownSession(f"{given!r} names {len(found)} sessions ({shown}): give more of the id")
+
+
 @dataclass(frozen=True)
 class SessionSummary:
     id: str

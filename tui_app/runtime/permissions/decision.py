@@ -43,6 +43,8 @@ class PermissionDecision:
     final: bool = False
     #: for Bash: the call will run in the sandbox (None: the policy does not know of one)
     sandboxed: bool | None = None
+    #: for a file tool: the spellings of its path (link, real target) the decision was made on
+    paths: tuple[str, ...] = ()
 
 
 class PermissionPolicy(Protocol):

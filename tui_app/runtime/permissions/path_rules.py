@@ -1,8 +1,9 @@
 """Paths as permission rules see them: normalised spellings, gitignore-style patterns, protected
 paths and working directories.
 
-A path is checked in every spelling that names the same file: the lexical absolute path (with
-`~` expanded, `..` resolved, NFC) and, when a symlink is on the way, the real target. A deny that
+A path is checked in every spelling that names the same file: the absolute path (with `~`
+expanded, NFC, and each `..` taken after the symlinks before it, as the kernel takes it: never a
+lexical normalisation) and, when a symlink is on the way, the real target. A deny that
 matches either spelling denies; an allow must match both. `Read(./.env)` therefore also stops
 `sub/../.env`, `./link-to-env` and the decomposed-accent spelling of a name.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from tui_app.runtime.files.realpath import real_path
+from tui_app.runtime.files.realpath import kernel_absolute, real_path
 
 if TYPE_CHECKING:
     import pathspec
@@ -42,7 +43,7 @@ def _lexical(raw: str, cwd: str, home: str | None) -> str:
         path = (home or os.path.expanduser("~")) + path[1:]
     if not os.path.isabs(path):
         path = os.path.join(cwd, path)
-    path = os.path.normpath(path)
+    path = kernel_absolute(path)  # `link/..` is the link target's parent, as for the kernel
     return "/" + path.lstrip("/")  # POSIX keeps a leading "//"; it names the same root
 
 

@@ -5,7 +5,8 @@ that is not read-only is denied) → ask rules → guards (a settings file whose
 load, a protected path, a command that cannot be parsed) → a path outside the working directories
 (asks in every mode but bypassPermissions, unless a Read/Edit allow rule names it) → a Bash call
 that asks to leave the sandbox → tools that need no approval → allow rules (every subject must be
-allowed) → the sandbox's auto-allow → `always_ask` → the mode. In dontAsk mode whatever would ask
+allowed) → the sandbox's auto-allow (not for a line whose git could run what its repository's
+configuration names, see bash/git_guard) → `always_ask` → the mode. In dontAsk mode whatever would ask
 is denied. The first list that matches decides; specificity does not matter; a deny anywhere
 beats an allow anywhere.
 
@@ -25,6 +26,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from tui_app.runtime.contract import ToolSpec
+from tui_app.runtime.files.opened import Identity
 from tui_app.runtime.permissions.bash.rules import assess_bash
 from tui_app.runtime.permissions.decision import (
     Behavior,
@@ -33,6 +35,7 @@ from tui_app.runtime.permissions.decision import (
     PermissionQuery,
     suggested_rule,
 )
+from tui_app.runtime.permissions.descriptor_checks import opened_refusal
 from tui_app.runtime.permissions.path_rules import PathPattern
 from tui_app.runtime.permissions.rule_checks import Assessment, RuleView
 from tui_app.runtime.permissions.rules import (
@@ -183,6 +186,12 @@ class RulePolicy:
                 self._warn("settings_write_failed", f"{exc}. The rule applies to this session only.")
         return list(accepted)
 
+    def opened_refusal(self, tool: str, kind: str, who: Identity, checked: tuple[str, ...] | None) -> str | None:
+        """For a file tool, once it has opened its file: why it must not use what it opened (a
+        link or a directory changed since the decision, a hard link to a denied file), or None.
+        `checked`: the spellings the call's decision was made on (None: no decision yet)."""
+        return opened_refusal(self._view(), tool, kind, who, checked)
+
     def read_denial(self, tool: str) -> Callable[[str], bool] | None:
         """For a search tool (Grep, Glob): whether a file it found is one that Read or the tool
         may not read, so it is left out of the result. None when no deny rule names a path for
@@ -233,13 +242,19 @@ class RulePolicy:
         return self.sandbox is not None and self.sandbox.runs_sandboxed(query.input)
 
     def _decide(self, query: PermissionQuery) -> PermissionDecision:
-        spec, flags = query.spec, query.flags
+        spec = query.spec
         view = self._view()
         whole_deny = view.whole("deny", spec)
         if whole_deny is not None:
             return _deny("rule", f"{spec.name} is denied by the rule {whole_deny.text} ({whole_deny.source})",
                          whole_deny)
         a = self._assess(view, query)
+        decision = self._decide_assessed(view, a, query)
+        # the spellings the decision was made on: a file tool compares what it opened with them
+        return dataclasses.replace(decision, paths=a.paths) if a.paths else decision
+
+    def _decide_assessed(self, view: RuleView, a: Assessment, query: PermissionQuery) -> PermissionDecision:
+        spec, flags = query.spec, query.flags
         if a.deny is not None:
             reason, rule = a.deny
             return _deny("rule", reason[0].upper() + reason[1:], rule)
@@ -286,7 +301,7 @@ class RulePolicy:
                                                                           if self._sandboxed(query) else ""))
             # read-only, but it would run outside an available sandbox: it asks like any command
             a.unallowed.append(suggested_rule(spec, query.input))
-        if sandbox is not None and sandbox.auto_allow and self._sandboxed(query):
+        if sandbox is not None and sandbox.auto_allow and self._sandboxed(query) and not a.runs_config:
             return PermissionDecision("allow", "tool", "runs in the sandbox (sandbox.autoAllowBashIfSandboxed)")
         if spec.permission.always_ask:
             return PermissionDecision("ask", "tool", f"{spec.name} always asks")
@@ -295,7 +310,8 @@ class RulePolicy:
         if self.mode == "bypassPermissions":
             return PermissionDecision("allow", "mode", "bypassPermissions mode")
         suggestions = tuple(dict.fromkeys(r for r in a.unallowed if r))
-        return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {self.mode} mode",
+        why = f": {a.runs_config[0]}" if a.runs_config else ""
+        return PermissionDecision("ask", "mode", f"{spec.name} needs approval in {self.mode} mode{why}",
                                   suggested_rules=suggestions)
 
     def _assess(self, view: RuleView, query: PermissionQuery) -> Assessment:
@@ -309,12 +325,14 @@ class RulePolicy:
         a = Assessment(read_only=query.flags.read_only)
         if kind == "read":
             path = target if isinstance(target, str) and target else query.cwd
-            view.check_read(a, path, names | {"Read"})
+            a.paths = view.spell(path)
+            view.check_read(a, path, names | {"Read"}, paths=a.paths)
             if not path.startswith("vigil-artifact://"):
-                view.check_outside_read(a, view.spell(path), names)
+                view.check_outside_read(a, a.paths, names)
         elif kind == "edit" and isinstance(target, str) and target:
-            view.check_edit(a, target, names)
-            view.check_outside_write(a, view.spell(target), names)
+            a.paths = view.spell(target)
+            view.check_edit(a, target, names, paths=a.paths)
+            view.check_outside_write(a, a.paths, names)
         elif kind == "web" and isinstance(target, str):
             self._check_web(view, a, spec, target, names | {"WebFetch"})
         else:

@@ -8,12 +8,20 @@ into one decision (deny → ask → allow → mode).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from tui_app.runtime.contract import ToolSpec
-from tui_app.runtime.permissions.path_rules import PathPattern, is_protected, literal_prefix, rule_path, spellings
+from tui_app.runtime.permissions.path_rules import (
+    PROTECTED_DIRS,
+    PathPattern,
+    is_protected,
+    literal_prefix,
+    rule_path,
+    spellings,
+)
 from tui_app.runtime.permissions.rules import Behavior, Rule, bash_matches, domain_matches, governs
-from tui_app.runtime.permissions.working_dirs import WorkingDirs
+from tui_app.runtime.permissions.working_dirs import WorkingDirs, inside
 
 READERS = frozenset({"Read"})
 
@@ -35,6 +43,11 @@ class Assessment:
     by_mode: bool = False
     #: (reason, the rule that would allow it) for each path outside the working directories
     outside: list[tuple[str, str]] = field(default_factory=list)
+    #: Bash: why the line's git could run a program the repository's configuration names; the
+    #: sandbox's auto-allow does not apply then
+    runs_config: list[str] = field(default_factory=list)
+    #: the spellings of the call's path (link, real target) the decision was made on
+    paths: tuple[str, ...] = ()
 
     def deny_with(self, reason: str, rule: Rule | None) -> None:
         if self.deny is None:
@@ -63,7 +76,8 @@ class RuleView:
     project_dir: str
     #: the working directory and the additional directories
     dirs: WorkingDirs
-    #: files that are protected besides the usual names: settings files, hook scripts
+    #: paths that are protected besides the usual names, each with all it holds: settings files,
+    #: hook scripts, the git directories a worktree's `.git` file points to
     protected: frozenset[str] = frozenset()
 
     def of(self, behavior: Behavior, names: frozenset[str]) -> list[Rule]:
@@ -109,8 +123,9 @@ class RuleView:
     def spell(self, raw: str) -> tuple[str, ...]:
         return spellings(raw, self.cwd, self.home)
 
-    def check_read(self, a: Assessment, raw: str, names: frozenset[str], *, deny_only: bool = False) -> None:
-        paths = self.spell(raw)
+    def check_read(self, a: Assessment, raw: str, names: frozenset[str], *, deny_only: bool = False,
+                   paths: tuple[str, ...] | None = None) -> None:
+        paths = paths or self.spell(raw)
         a.hits(f"reading {paths[-1]}", self.path_hit("deny", names | {"Read"}, paths),
                None if deny_only else self.path_hit("ask", names, paths))
         if deny_only:
@@ -122,7 +137,19 @@ class RuleView:
             a.unallowed.append(f"Read({rule_path(paths[0], self.project_dir)})")
 
     def protects(self, paths: tuple[str, ...]) -> bool:
-        return any(is_protected(p) or p in self.protected for p in paths)
+        return any(is_protected(p) or inside(p, self.protected) for p in paths)
+
+    def holds_protected(self, paths: tuple[str, ...]) -> str | None:
+        """A protected path that moving or removing one of these directories would move or remove
+        with it (`mv hooks h2`, `rm -rf .`, `mv .claude x`), or None: a hook script's folder and
+        every folder above it are as protected as the script."""
+        below = [*self.protected, *(os.path.join(root, name) for root in self.dirs.roots
+                                    for name in (*PROTECTED_DIRS, ".mcp.json"))]
+        for path in paths:
+            for held in below:
+                if held != path and inside(held, (path,)) and os.path.lexists(held):
+                    return held
+        return None
 
     def check_edit_guards(self, a: Assessment, paths: tuple[str, ...], names: frozenset[str]) -> None:
         """Deny and ask rules and the protected-path guard of a path about to be written."""
@@ -164,8 +191,9 @@ class RuleView:
                     return rule
         return None
 
-    def check_edit(self, a: Assessment, raw: str, names: frozenset[str], *, mode_may_allow: bool = True) -> None:
-        paths = self.spell(raw)
+    def check_edit(self, a: Assessment, raw: str, names: frozenset[str], *, mode_may_allow: bool = True,
+                   paths: tuple[str, ...] | None = None) -> None:
+        paths = paths or self.spell(raw)
         self.check_edit_guards(a, paths, names)
         allowed = self.path_allowed(names | {"Edit"}, paths)
         if allowed is not None:

@@ -20,10 +20,14 @@ lists are merged):
 
 What a sandboxed command sees (`layout`): the root filesystem read-only; the working directories
 (and `allowWrite`) writable; a private /tmp; every path a Read deny rule (or `denyRead`) covers
-masked; settings files, hook scripts, `.mcp.json`, `.claude/`, `.vigil/`, `.git/hooks`,
-`.git/config` and shell rc files read-only — `.mcp.json`, `.claude/`, `.vigil/` and `.git/hooks`
-get an empty read-only placeholder while a command runs when they do not exist yet, so nothing
-can create them either (removed afterwards when still empty).
+masked; settings files, hook scripts, `.mcp.json`, `.claude/`, `.vigil/`, the whole `.git/`
+(a worktree's `.git` file, the git directory it points to and the common one too) and shell rc
+files read-only — `.mcp.json`, `.claude/` and `.vigil/` get an empty read-only placeholder while
+a command runs when they do not exist yet, so nothing can create them either (removed afterwards
+when still empty). Every directory between a writable root and a protected path is *pinned*
+(bound onto itself, still writable): a mount point cannot be renamed or removed, so no command
+can swap the folder a hook script sits in for one of its own (docs/architecture.md, the
+security boundary).
 """
 
 from __future__ import annotations
@@ -162,6 +166,8 @@ class SandboxLayout:
     placeholders: tuple[tuple[str, str], ...] = ()
     #: every path the deny rules cover is masked (False: a wildcard rule reached too far to walk)
     complete: bool = True
+    #: directories above protected paths, bound onto themselves so they cannot be moved away
+    pinned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,8 +284,9 @@ class SandboxPolicy:
         readonly = _outermost(p for p in dict.fromkeys(os.path.realpath(p) for p in readonly)
                               if os.path.exists(p) and inside(p, writable))
         placeholders = [(p, k) for p, k in dict.fromkeys(placeholders) if inside(p, tuple(writable))]
+        pinned = _pins([*readonly, *(p for p, _k in placeholders)], writable, readonly, masked_dirs)
         return SandboxLayout(tuple(writable), tuple(masked_dirs), tuple(masked_files), tuple(readonly),
-                             tuple(placeholders), complete)
+                             tuple(placeholders), complete, tuple(pinned))
 
     def _masks(self) -> tuple[list[str], list[str], bool]:
         dirs: list[str] = []
@@ -355,31 +362,55 @@ def _protect(path: str, kind: str, readonly: list[str], placeholders: list[tuple
 
 
 def _git_protected(root: str) -> list[tuple[str, str]]:
-    """`.git/hooks` and `.git/config` of a repository at `root` (a worktree's `.git` file is
-    followed to its git directory and the common one)."""
+    """What controls the git that runs later on the host, for a repository at `root`: the whole
+    `.git` directory — or a worktree's `.git` file, the git directory it points to and the
+    common directory that one names (each as a whole tree)."""
     dot_git = os.path.join(root, ".git")
-    git_dirs: list[str] = []
     if os.path.isdir(dot_git):
-        git_dirs.append(dot_git)
-    elif os.path.isfile(dot_git):
-        try:
-            with open(dot_git, encoding="utf-8") as handle:
-                line = handle.readline().strip()
-        except (OSError, UnicodeDecodeError):
-            line = ""
-        if line.startswith("gitdir:"):
-            git_dir = os.path.normpath(os.path.join(root, line[7:].strip()))
-            git_dirs.append(git_dir)
-            try:
-                with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-                    git_dirs.append(os.path.normpath(os.path.join(git_dir, handle.read().strip())))
-            except (OSError, UnicodeDecodeError):
-                pass
-    found: list[tuple[str, str]] = []
-    for git_dir in git_dirs:
-        found += [(os.path.join(git_dir, "hooks"), "dir"), (os.path.join(git_dir, "config"), "file"),
-                  (os.path.join(git_dir, "config.worktree"), "file")]
-    return [(p, k) for p, k in found if os.path.lexists(p) or k == "dir"]
+        return [(dot_git, "dir")]
+    if not os.path.isfile(dot_git):
+        return []
+    found = [(dot_git, "file")]
+    for path in git_pointers(root):
+        if os.path.isdir(path):
+            found.append((path, "dir"))
+    return found
+
+
+def git_pointers(root: str) -> list[str]:
+    """The directories a worktree's `.git` file leads to: its `gitdir:` and that one's `commondir`."""
+    try:
+        with open(os.path.join(root, ".git"), encoding="utf-8") as handle:
+            line = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return []
+    if not line.startswith("gitdir:"):
+        return []
+    git_dir = os.path.normpath(os.path.join(root, line[7:].strip()))
+    found = [git_dir]
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            found.append(os.path.normpath(os.path.join(git_dir, handle.read().strip())))
+    except (OSError, UnicodeDecodeError):
+        pass
+    return found
+
+
+def _pins(protected: Iterable[str], writable: list[str], readonly: list[str], masked: list[str]) -> list[str]:
+    """Every directory strictly between a writable root and a protected path, except those that
+    are already read-only or masked (a mount point of their own, or inside one)."""
+    pins: list[str] = []
+    fixed = tuple(readonly) + tuple(masked)
+    for path in protected:
+        root = next((w for w in writable if inside(path, (w,))), None)
+        if root is None:
+            continue
+        parent = os.path.dirname(path)
+        while parent != root and inside(parent, (root,)) and parent not in pins:
+            if not inside(parent, fixed):
+                pins.append(parent)
+            parent = os.path.dirname(parent)
+    return sorted(pins)
 
 
 def _walk_matches(top: str, pattern: PathPattern) -> tuple[list[str], bool]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tui_app.runtime.permissions.bash.parse import parse_command
 
@@ -35,13 +35,22 @@ def hook_scripts(handlers: Iterable[tuple[str, tuple[str, ...] | None]], project
     return [path for command, args in handlers for path in _named_files(command, args, project, home)]
 
 
-def _named_files(command: str, args: tuple[str, ...] | None, project: str, home: str) -> list[str]:
+def sealed_scripts(command: str, args: tuple[str, ...] | None, project: str, home: str) -> list[str]:
+    """What one hook's run is checked against: the files its command names, and every path-like
+    word (`tools/guard.sh`, `./x`) that names no file yet — a script that appears later must not
+    run either."""
+    return [*_named_files(command, args, project, home),
+            *_named_files(command, args, project, home, lambda path, word: "/" in word)]
+
+
+def _named_files(command: str, args: tuple[str, ...] | None, project: str, home: str,
+                 keep: Callable[[str, str], bool] | None = None) -> list[str]:
     """A hook runs in the project directory; a word names a file relative to it, or to a directory
     an earlier `cd` in the same command moved to. Every directory seen counts for every later word
     (a `cd` inside a pipeline or subshell does not last, but guarding one file too many is safe)."""
     if args is not None:  # exec'd without a shell: nothing is expanded, no `cd` runs
         words = [command, *args]
-        return [path for path in (_as_file(w, project, home) for w in words) if path is not None]
+        return [path for path in (_as_file(w, project, home, keep) for w in words) if path is not None]
     values = {"CLAUDE_PROJECT_DIR": project, "HOME": home}
     command = _KNOWN_VARIABLE.sub(lambda m: values[m.group(1) or m.group(2)], command)
     bases, found = [project], []
@@ -53,7 +62,7 @@ def _named_files(command: str, args: tuple[str, ...] | None, project: str, home:
             if targets or len(words) == 1:
                 bases.append(_in(bases[-1], targets[0] if targets else "~", home))
         else:
-            found += [path for w in words for base in bases if (path := _as_file(w, base, home)) is not None]
+            found += [path for w in words for base in bases if (path := _as_file(w, base, home, keep)) is not None]
     return list(dict.fromkeys(found))
 
 
@@ -63,6 +72,8 @@ def _in(base: str, word: str, home: str) -> str:
     return os.path.normpath(os.path.join(base, word))
 
 
-def _as_file(word: str, base: str, home: str) -> str | None:
+def _as_file(word: str, base: str, home: str, keep: Callable[[str, str], bool] | None = None) -> str | None:
     path = _in(base, word, home)
+    if keep is not None:
+        return path if keep(path, word) else None
     return path if os.path.isfile(path) else None

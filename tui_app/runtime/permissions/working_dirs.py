@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import Iterable
 
+from tui_app.runtime.files.realpath import kernel_absolute
 from tui_app.runtime.permissions.path_rules import nfc
 
 
@@ -49,7 +50,7 @@ class WorkingDirs:
 
     def spellings(self, directory: str) -> tuple[str, str]:
         """A directory as given (`~`, relative to the cwd) and as it really is."""
-        path = os.path.normpath(os.path.join(self.cwd, os.path.expanduser(directory)))
+        path = kernel_absolute(os.path.join(self.cwd, os.path.expanduser(directory)))
         try:
             real = os.path.realpath(path)
         except (OSError, ValueError):

@@ -1,4 +1,4 @@
-"""The result budgets of DESIGN §6, in one table every tool refers to.
+"""The result budgets of docs/architecture.md §6, in one table every tool refers to.
 
 Bytes to the model (UTF-8), what happens over the budget, and which end the preview keeps. The
 numbers come from the reference executor; a tool picks its row instead of writing its own.

@@ -1,4 +1,4 @@
-"""The bash_output card, built as output arrives and bounded on its own (DESIGN §6).
+"""The bash_output card, built as output arrives and bounded on its own (docs/architecture.md §6).
 
 A command may print gigabytes; its card keeps at most 150000 bytes: the first third of the limit
 from the start of the output and the rest from its end, with the gap between them counted, so the

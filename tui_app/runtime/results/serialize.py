@@ -1,6 +1,6 @@
 """From a handler's RawResult to the model's content, under the tool's result budget.
 
-Three roads (DESIGN §6): within budget → inline; over budget with the `artifact` strategy → the
+Three roads (docs/architecture.md §6): within budget → inline; over budget with the `artifact` strategy → the
 full text is persisted and the model gets the persisted-output envelope with a preview; the
 `truncate` strategy (or a failed artifact write) → head or tail kept, and a line says so.
 A failure keeps its head *and* its tail, because the error is usually the last thing printed.

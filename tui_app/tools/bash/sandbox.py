@@ -7,6 +7,8 @@ The policy (what is writable, masked, read-only; which calls are sandboxed) is t
     bwrap --die-with-parent --unshare-all --unshare-user --disable-userns
           --ro-bind / /  --dev /dev  --proc /proc  --tmpfs /tmp
           --bind W W            every writable root
+          --bind D D            directories above protected paths (pinned: a mount point cannot
+                                be renamed or removed, so a hook's folder cannot be swapped)
           --ro-bind P P         protected paths inside them
           --tmpfs D --remount-ro D   masked directories, and protected names that do not exist yet
           --ro-bind /dev/null F      masked files (reading them fails: Permission denied)
@@ -140,6 +142,9 @@ def mount_args(layout: SandboxLayout, proxy_socket: str | None) -> list[str]:
         add(top, -1, ["--ro-bind", top, top])
     for root in layout.writable:
         add(root, 0, ["--bind", root, root])
+    for path in layout.pinned:
+        if relevant(path) and not inside(path, masked):
+            add(path, 0, ["--bind", path, path])
     for path in layout.readonly:
         if relevant(path) and not inside(path, masked):
             add(path, 1, ["--ro-bind", path, path])

@@ -33,6 +33,7 @@ from tui_app.runtime.contract import (
     ToolTimedOut,
 )
 from tui_app.runtime.display import BashOutputDisplay
+from tui_app.runtime.permissions.bash.git_guard import run_env
 from tui_app.runtime.results import budgets
 from tui_app.runtime.results.serialize import cut_head_bytes, cut_tail_bytes, persisted_envelope, preview_head, utf8_len
 from tui_app.runtime.timeouts import env_ms
@@ -158,6 +159,14 @@ def shell_env() -> dict[str, str]:
     return dict(os.environ)
 
 
+def command_env(command: str) -> dict[str, str]:
+    """The environment one command runs with: a command the classifier calls read-only (the only
+    kind that runs without asking when there is no rule for it) runs git with the programs its
+    configuration names switched off (see docs/architecture.md, the git guard)."""
+    env = shell_env()
+    return run_env(env) if bash_flags_for({"command": command}).read_only else env
+
+
 def display_of(command: str, got: Collected, began: float, *, exit_code: int | None = None,
                timed_out: bool = False, interrupted: bool = False) -> BashOutputDisplay:
     return BashOutputDisplay(
@@ -231,7 +240,7 @@ def _pause_deadline(ctx: ToolContext) -> None:
 
 
 async def run_foreground(args: BashInput, ctx: ToolContext) -> RawResult:
-    launch = await sandbox_launch(args, ctx, shell_env())
+    launch = await sandbox_launch(args, ctx, command_env(args.command))
     try:
         return await _run_foreground(args, ctx, launch)
     finally:
@@ -243,8 +252,9 @@ async def _run_foreground(args: BashInput, ctx: ToolContext, launch: Launch | No
     collector = OutputCollector(artifacts=ctx.service("artifacts"), call_id=ctx.call_id, progress=ctx.progress)
     began = time.monotonic()
     try:
-        run = await ShellRun.start(args.command, ctx.cwd, launch.env if launch else shell_env(), collector.feed,
-                                   GRACE_S, wrap=launch.wrap if launch else None)
+        env = launch.env if launch else command_env(args.command)
+        run = await ShellRun.start(args.command, ctx.cwd, env, collector.feed, GRACE_S,
+                                   wrap=launch.wrap if launch else None)
     except OSError as exc:
         collector.finish()
         raise ToolFailure(f"Could not start bash in {ctx.cwd}: {exc.strerror or exc}") from None
@@ -274,10 +284,11 @@ async def start_background(args: BashInput, ctx: ToolContext) -> RawResult:
     tasks = ctx.service("background_tasks")
     if tasks is None:
         raise ToolFailure("Background tasks are not available in this session.")
-    launch = await sandbox_launch(args, ctx, shell_env())
+    launch = await sandbox_launch(args, ctx, command_env(args.command))
     try:
         task = await tasks.start(args.command, ctx.cwd, call_id=ctx.call_id, artifacts=ctx.service("artifacts"),
-                                 env=launch.env if launch else shell_env(), wrap=launch.wrap if launch else None,
+                                 env=launch.env if launch else command_env(args.command),
+                                 wrap=launch.wrap if launch else None,
                                  on_end=launch.close if launch else None)
     except OSError as exc:
         if launch is not None:

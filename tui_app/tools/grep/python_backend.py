@@ -286,10 +286,17 @@ def scan_text(text: str, regex: re.Pattern[str], query: GrepQuery) -> FileHits |
     return FileHits("", lines=hits) if hits else None
 
 
+def _no_link(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+
+
 def search_file(path: str, regex: re.Pattern[str], query: GrepQuery,
-                stop: threading.Event | None = None) -> FileHits | None:
+                stop: threading.Event | None = None, *, walked: bool = False) -> FileHits | None:
+    """`walked`: found by the walk, which skips symlinks; a name that became one since is not
+    followed either (it would read whatever the link was pointed at in between), and a FIFO put
+    there does not block."""
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb", opener=_no_link if walked else None) as f:
             head = f.read(2)
             f.seek(0)
             if head in UTF16_BOMS:
@@ -328,7 +335,7 @@ def search(query: GrepQuery, stop: threading.Event) -> list[FileHits]:
         for path in walk(make_filters(query), stop):
             if stop.is_set():
                 break
-            found = search_file(path, regex, query, stop)
+            found = search_file(path, regex, query, stop, walked=True)
             if found is not None:
                 hits.append(found)
     except _Stopped:

@@ -5,7 +5,7 @@ two commands, `echo $(curl x)` runs curl too, and `timeout 5 npm test > log` run
 writes `log`. This module turns a command line into:
 
 * every simple command, wherever it sits (lists, pipelines, subshells, `$( )`, backticks,
-  process substitutions, heredoc bodies, function bodies, `bash -c '…'` and `eval` strings),
+  process substitutions, heredoc bodies, function bodies, `bash -c '…'`, `eval` and `trap` strings),
   with the wrappers `timeout time nice nohup stdbuf command builtin` and bare `xargs` stripped;
 * every redirection with its target;
 * or, when the text is not valid shell (or is over 10,000 characters), the reason it could not
@@ -492,17 +492,6 @@ def _after_wrapper(words: tuple[Word, ...]) -> int | None:
 XARGS_VALUE_OPTIONS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"})
 
 
-def after_xargs_options(command: SimpleCommand) -> SimpleCommand | None:
-    """`xargs -0 rm` runs `rm`: the command xargs starts, for deny and ask rules (allow rules
-    only ever see bare `xargs` stripped, as Claude Code does)."""
-    if program_name(command.name) != "xargs":  # `/usr/bin/xargs rm` runs rm too
-        return None
-    start = _skip_options(command.words, 1, XARGS_VALUE_OPTIONS)
-    if start is None or start >= len(command.words):
-        return None
-    return SimpleCommand(command.words[start:], command.assignments, (*command.wrappers, "xargs"))
-
-
 def strip_wrappers(words: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[str, ...]]:
     wrappers: list[str] = []
     while words:
@@ -514,9 +503,24 @@ def strip_wrappers(words: tuple[Word, ...]) -> tuple[tuple[Word, ...], tuple[str
     return words, tuple(wrappers)
 
 
+def _trap_action(command: SimpleCommand) -> str | None:
+    """`trap 'CMD' EXIT`: the command a trap runs later in the same shell (None: it sets none)."""
+    args = list(command.args)
+    while args and args[0].value in ("-p", "-l", "-P"):
+        args.pop(0)
+    if args and args[0].value == "--":
+        args.pop(0)
+    if len(args) < 2 or args[0].value == "-":
+        return None  # `trap INT`, `trap - INT`: reset, nothing to run
+    if args[0].value is None:
+        raise _Unreadable("`trap` sets a command only known at run time")
+    return args[0].value
+
+
 def _nested_strings(command: SimpleCommand, commands: list[SimpleCommand], redirects: list[Redirect],
                     depth: int) -> None:
-    """`bash -c 'curl x'` and `eval 'curl x'` run commands the outer line only quotes."""
+    """`bash -c 'curl x'`, `eval 'curl x'` and `trap 'curl x' EXIT` run commands the outer line
+    only quotes."""
     # `/bin/bash -c …` too, and `./bash -c …`: whatever it is, the quoted commands count as well
     # (the outer command is still one of the line's, so this only ever adds to what must be allowed)
     name = os.path.basename(command.name or "")
@@ -532,6 +536,8 @@ def _nested_strings(command: SimpleCommand, commands: list[SimpleCommand], redir
                 if script is None:
                     raise _Unreadable(f"`{name} -c` runs a command string that is only known at run time")
                 break
+    elif name == "trap":
+        script = _trap_action(command)
     elif name == "eval":
         values = [w.value for w in command.args]
         if any(v is None for v in values):

@@ -474,3 +474,20 @@ def _git(cmd: SimpleCommand) -> Use | str:
 SPECIAL: dict[str, Callable[[SimpleCommand], Use | str]] = {
     "find": _find, "test": _test, "[": _test, "printf": _printf, "git": _git,
 }
+
+#: what configuration each program on the list reads that could make it run something, and why
+#: that cannot come from the project (a program added to the list must be added here too: a test
+#: checks). A line can set only the variables of SAFE_ASSIGNMENTS, and only to plain words.
+CONFIGURATION: dict[str, str] = {
+    **dict.fromkeys(("ls", "cat", "head", "tail", "wc", "nl", "cut", "tr", "md5sum", "sha1sum", "sha256sum",
+                     "sha512sum", "stat", "du", "df", "cmp", "comm", "uniq", "tac", "rev", "od", "strings", "echo",
+                     "true", "false", ":", "pwd", "which", "type", "basename", "dirname", "readlink", "realpath",
+                     "whoami", "id", "uname", "hostname", "date", "cd", "pushd", "test", "[", "printf", "find",
+                     "diff", "sort"),
+                    "no configuration that runs a program (sort's --compress-program and find's -exec are not "
+                    "on its option list)"),
+    **dict.fromkeys(("grep", "egrep", "fgrep"), "GREP_OPTIONS is ignored by grep 3; GREP_COLORS only colours"),
+    "rg": "RIPGREP_CONFIG_PATH (its config may name --pre): the user's, kept when absolute; a relative one "
+          "(a file of whatever project the command runs in) is dropped by the git guard's run environment",
+    "git": "the repository's configuration: see git_guard",
+}

@@ -17,6 +17,9 @@ sandbox where there is one. It is still built not to be talked into running anyt
 * Every word is known: plain parameters other than `$PWD` and `$HOME` are not (`$_` is the last
   word of the previous command, so `: -v; printf "$_" …` would smuggle `-v` in); a glob may not
   expand into a name that starts with `-`.
+* git runs with its configuration-driven programs switched off, and asks in a repository other
+  than the project's own or whose configuration names a program nothing switches off (see
+  `git_guard`).
 * What it reads is worked out (globs, `~`, `$PWD` and every `cd` resolved, see `bash_words`), so
   that deny rules and the working-directory check see the real paths; a path that cannot be
   known makes the line not read-only.
@@ -24,9 +27,11 @@ sandbox where there is one. It is still built not to be talked into running anyt
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from tui_app.runtime.contract import ToolFlags
+from tui_app.runtime.permissions.bash.git_guard import git_problem, repository_problem
 from tui_app.runtime.permissions.bash.parse import ParsedCommand, SimpleCommand, Word, parse_command
 from tui_app.runtime.permissions.bash.programs import program_use
 from tui_app.runtime.permissions.bash.words import Where, expand_paths, glob_names, word_text
@@ -78,6 +83,9 @@ class Reading:
     known: list[bool] = field(default_factory=list)
     #: syntax in which bash may run commands no simple command shows (`[[ ]]`, `$(( ))`, `${x:…}`)
     hidden: list[str] = field(default_factory=list)
+    #: why a git command of the line could run a program its repository's configuration names
+    #: (see `git_guard`): such a line is never auto-allowed, by the sandbox neither
+    runs_config: list[str] = field(default_factory=list)
 
     def refuse(self, reason: str) -> None:
         if self.read_only:
@@ -108,6 +116,15 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
         here = Where(dirs, where.home)
         why = _command_problem(cmd, here)
         use = why or program_use(cmd)
+        if not isinstance(use, str) and cmd.name == "git":
+            problem = git_problem(here.dirs, where.dirs, where.home)
+            if problem is not None:
+                reading.runs_config.append(problem)
+                use = problem
+        elif isinstance(use, str) and not lost:
+            problem = _elsewhere_git(cmd, here, where.dirs)
+            if problem is not None:
+                reading.runs_config.append(problem)
         if isinstance(use, str):
             reading.refuse(use)
             reading.known.append(False)
@@ -169,6 +186,46 @@ def _command_problem(cmd: SimpleCommand, where: Where) -> str | None:
     if word_text(cmd.words[0]) is None:
         return f"the program `{cmd.words[0].source}` is only known at run time"
     return None
+
+
+#: git's options that point it at another repository or work tree
+GIT_ELSEWHERE = ("-C", "--git-dir", "--work-tree")
+
+
+def _elsewhere_git(cmd: SimpleCommand, here: Where, own: tuple[str, ...]) -> str | None:
+    """A git command that is not a read-only one, in any spelling (`env git`, `GIT_DIR=x git`,
+    `git -C x`, `/usr/bin/git`): why the repository it would use is not the project's own, or
+    None. Its configuration is that repository's business only when it is the project's."""
+    texts = [word_text(w) for w in cmd.words]
+    start = next((i for i, t in enumerate(texts) if t is not None and os.path.basename(t) == "git"), None)
+    if start is None:
+        return None
+    named = [a.partition("=")[0] for a in cmd.assignments]
+    named += [t.partition("=")[0] for t in texts[:start] if t is not None and "=" in t]
+    pointing = sorted(n for n in named if n.startswith("GIT_"))
+    if pointing:
+        return f"git is pointed at a repository by ${pointing[0]}: Vigil cannot check what its configuration runs"
+    dirs = here.dirs
+    args = cmd.words[start + 1:]
+    i = 0
+    while i < len(args):
+        text = texts[start + 1 + i]
+        if text is None or not text.startswith("-"):
+            break
+        option, eq, _ = text.partition("=")
+        if option in GIT_ELSEWHERE:
+            if option != "-C":
+                return f"git is pointed at a repository by {option}: Vigil cannot check what its configuration runs"
+            if i + 1 >= len(args):
+                return None
+            found = expand_paths(args[i + 1], Where(dirs, here.home))
+            if found is None:
+                return "git -C names a directory only known at run time"
+            dirs = tuple(found)
+            i += 2
+            continue
+        i += 2 if option in GIT_VALUE_OPTIONS and not eq else 1
+    return repository_problem(dirs, own)
 
 
 def _glob_first(word: Word) -> bool:

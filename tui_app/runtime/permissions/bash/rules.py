@@ -29,7 +29,14 @@ import os
 import re
 
 from tui_app.runtime.contract import ToolSpec
-from tui_app.runtime.permissions.bash.parse import ParsedCommand, SimpleCommand, after_xargs_options, parse_command
+from tui_app.runtime.permissions.bash.launchers import launched
+from tui_app.runtime.permissions.bash.outputs import output_writes
+from tui_app.runtime.permissions.bash.parse import (
+    ParsedCommand,
+    SimpleCommand,
+    parse_command,
+    program_name,
+)
 from tui_app.runtime.permissions.bash.readonly import Reading, classify
 from tui_app.runtime.permissions.bash.words import Where, expand_paths, word_text
 from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
@@ -43,6 +50,10 @@ SANDBOX_PRIVATE = ("/tmp",)
 WRITERS = FS_COMMANDS | frozenset({"rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate", "tee", "install"})
 #: writers that take the directory they write into as an option (`-t DIR`)
 _TARGET_DIR_WRITERS = frozenset({"cp", "mv", "ln", "install"})
+#: writers that can move, replace, remove or re-own a directory with all it holds: done to a
+#: folder above a protected path, they are writes to that path (mkdir, touch, tee and truncate
+#: cannot take a folder's contents with them)
+_TREE_WRITERS = frozenset({"mv", "cp", "ln", "install", "rm", "rmdir", "chmod", "chown", "chgrp"})
 #: chmod's own options; any other word after a `-` is a mode (`chmod -w file`)
 _CHMOD_OPTION = re.compile(r"-[cfvR]+|--(changes|silent|quiet|verbose|recursive|(no-)?preserve-root)")
 
@@ -58,7 +69,7 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
         return a
     where = Where((view.cwd,), view.home)
     reading = classify(parsed, where)
-    a = Assessment(read_only=reading.read_only)
+    a = Assessment(read_only=reading.read_only, runs_config=reading.runs_config)
     for cmd in parsed.commands:
         _command_rules(view, a, names, cmd)
     whole = view.whole("allow", spec) is not None
@@ -68,27 +79,49 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     for cmd in parsed.commands:
         _writes(view, a, cmd, after, sandboxed)
     _redirects(view, a, parsed, after, sandboxed)
+    _network(view, a, parsed, after)
     _allowed(view, a, names, parsed, reading, after, command)
     return a
 
 
-def _variants(cmd: SimpleCommand) -> list[str]:
-    """The spellings deny and ask rules are tried on: as written, without assignments, with the
-    program's base name unquoted (`/usr/bin/curl`, `'curl'` and `c\\url` run curl), and what
-    `xargs -0 …` runs."""
+#: how deep launchers may nest (`env sudo su -c 'exec curl'`) before the program counts as unknown
+MAX_LAUNCH_DEPTH = 6
+
+
+def _spellings(cmd: SimpleCommand, depth: int = 0) -> tuple[list[str], list[str]]:
+    """The spellings deny and ask rules are tried on, and the programs only known at run time.
+
+    As written, without assignments, with the program's base name unquoted (`/usr/bin/curl`,
+    `'curl'` and `c\\url` run curl), and whatever the command starts (`exec curl`, `env -i
+    curl`, `sudo curl`, `find -exec curl`, `xargs -0 curl`, `su -c 'curl'`: see
+    `bash_launchers`)."""
     texts = [cmd.full_text, cmd.text]
-    name = cmd.name
+    unknown: list[str] = []
+    name = word_text(cmd.words[0]) if cmd.words else None
+    if cmd.words and name is None:
+        unknown.append(cmd.words[0].source)
     if name:
         texts.append(" ".join([os.path.basename(name), *(w.source for w in cmd.args)]))
-    inner = after_xargs_options(cmd)
-    if inner is not None:
-        texts.extend(_variants(inner))
-    return texts
+    started = launched(cmd)
+    if started is None or depth > MAX_LAUNCH_DEPTH:
+        return texts, [*unknown, cmd.text]
+    for source in [" ".join(w.source for w in words) for words in started.commands] + started.strings:
+        parsed = parse_command(source)
+        if not parsed.ok:
+            unknown.append(source)
+        for inner in parsed.commands:
+            more, lost = _spellings(inner, depth + 1)
+            texts += more
+            unknown += lost
+    return texts, unknown
 
 
 def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand) -> None:
-    texts = _variants(cmd)
+    texts, unknown = _spellings(cmd)
     a.hits(f"`{cmd.full_text}`", view.bash_hit("deny", names, texts), view.bash_hit("ask", names, texts))
+    if unknown and (view.of("deny", names) or view.of("ask", names)):
+        a.guards.append(f"the program `{unknown[0]}` is only known at run time: it may be one a deny or ask rule "
+                        f"names")
 
 
 # ---- reads ---------------------------------------------------------------------------------------
@@ -184,13 +217,38 @@ def _write_targets(cmd: SimpleCommand, where: Where | None) -> tuple[list[str], 
     if any(r is None for r in resolved):
         return None
     groups = [r for r in resolved if r is not None]
+    if cmd.name in _TARGET_DIR_WRITERS and len(groups) > 1:
+        groups[-1] = _into_directory(cmd, groups[:-1], groups[-1])
     if cmd.name == "cp":
         return [p for g in groups[-1:] for p in g], [p for g in groups[:-1] for p in g]
     return [p for g in groups for p in g], []
 
 
+def _into_directory(cmd: SimpleCommand, sources: list[list[str]], target: list[str]) -> list[str]:
+    """What a last operand that is an existing directory receives: `mv a dir` writes `dir/a`, not
+    `dir` (so `cp notes.txt .` is no write to the project's root and the `.git` in it). With
+    `-T` (`--no-target-directory`) the directory itself is replaced."""
+    if len(target) != 1 or not os.path.isdir(target[0]) or _no_target_dir(cmd):
+        return target
+    return [os.path.join(target[0], os.path.basename(p.rstrip("/")) or p) for g in sources for p in g]
+
+
+def _no_target_dir(cmd: SimpleCommand) -> bool:
+    for word in cmd.args:
+        text = word_text(word)
+        if text is None or text == "--":
+            return text is None  # a word only known at run time may be `-T`
+        if text.startswith("--"):
+            if _spells_long(text, "--no-target-directory"):
+                return True
+        elif text.startswith("-") and "T" in text:
+            return True
+    return False
+
+
 def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
-    if cmd.name not in WRITERS:
+    _option_writes(view, a, cmd, where, sandboxed)
+    if program_name(cmd.name) not in WRITERS:
         return
     targets = _write_targets(cmd, where)
     if targets is None:
@@ -198,14 +256,40 @@ def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | No
         return
     written, read = targets
     for path in written:
+        _check_written(view, a, path, sandboxed)
         paths = view.spell(path)
-        view.check_edit_guards(a, paths, EDIT_FAMILY)
-        if not _private(view, paths, sandboxed):
-            view.check_outside_write(a, paths, EDIT_FAMILY)
+        held = view.holds_protected(paths) if program_name(cmd.name) in _TREE_WRITERS else None
+        if held is not None and view.mode != "bypassPermissions":
+            a.guards.append(f"`{cmd.full_text}` would move or change {paths[-1]} and the protected {held} in it: "
+                            f"always confirmed")
     for path in read:
         view.check_read(a, path, READERS, deny_only=True)
         if not _private(view, view.spell(path), sandboxed):
             view.check_outside_read(a, view.spell(path))
+
+
+def _option_writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
+    """What any command writes by option or operand (`git log --output=F`, `sort -o F`, `uniq IN
+    OUT`): the same checks as a writer's files, whatever rule allowed the command."""
+    outputs = output_writes(cmd)
+    if outputs.unknown is not None:
+        _unknown_write(view, a, outputs.unknown)
+    if not outputs.words:
+        return
+    resolved = [expand_paths(w, where) for w in outputs.words] if where is not None else [None]
+    if any(r is None for r in resolved):
+        _unknown_write(view, a, f"the files `{cmd.full_text}` writes are only known at run time")
+        return
+    for paths in resolved:
+        for path in paths or ():
+            _check_written(view, a, path, sandboxed)
+
+
+def _check_written(view: RuleView, a: Assessment, path: str, sandboxed: bool) -> None:
+    paths = view.spell(path)
+    view.check_edit_guards(a, paths, EDIT_FAMILY)
+    if not _private(view, paths, sandboxed):
+        view.check_outside_write(a, paths, EDIT_FAMILY)
 
 
 def _unknown_write(view: RuleView, a: Assessment, reason: str) -> None:
@@ -232,6 +316,41 @@ def _redirects(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Wher
             view.check_edit(a, target, EDIT_FAMILY, mode_may_allow=where is not None and len(where.dirs) == 1)
             if not _private(view, view.spell(target), sandboxed):
                 view.check_outside_write(a, view.spell(target), EDIT_FAMILY)
+
+
+# ---- network by redirection ----------------------------------------------------------------------
+
+#: bash opens a socket, not a file, for a redirection to one of these (`echo x > /dev/tcp/HOST/PORT`)
+NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
+
+
+def _network(view: RuleView, a: Assessment, parsed: ParsedCommand, where: Where | None) -> None:
+    """A redirection to `/dev/tcp/HOST/PORT` or `/dev/udp/…` is a network connection, not a file:
+    it asks whatever rule allowed the command (a `WebFetch(domain:HOST)` deny rule denies it), as
+    does an input redirection from a file only known at run time, which may be one. Only
+    bypassPermissions, where any command may reach the network, runs them unasked."""
+    for redirect in parsed.redirects:
+        if redirect.op in (">&", "<&") and (redirect.target.value or "").rstrip("-").isdigit():
+            continue  # a copy of a descriptor opens nothing
+        literal = word_text(redirect.target)
+        targets = expand_paths(redirect.target, where) if where is not None else None
+        if targets is None and literal is not None:
+            targets = [os.path.normpath(literal)]  # bash looks at the word itself, wherever it is
+        if targets is None:
+            if not redirect.writes and view.mode != "bypassPermissions":
+                a.guards.append(f"the redirection {redirect.op} {redirect.target.source} reads from a place only "
+                                f"known at run time (it may be a network connection)")
+            continue
+        for target in targets:
+            if not target.startswith(NETWORK_DEVICES):
+                continue
+            host = target.split("/")[3] if target.count("/") >= 4 else ""
+            rule = view.domain_hit("deny", frozenset({"WebFetch"}), host)
+            if rule is not None:
+                a.deny_with(f"connecting to {host} is denied by the rule {rule.text} ({rule.source})", rule)
+            elif view.mode != "bypassPermissions":
+                a.guards.append(f"the redirection {redirect.op} {redirect.target.source} opens a network connection "
+                                f"to {host or 'a host only known at run time'}")
 
 
 # ---- what allows the line ------------------------------------------------------------------------

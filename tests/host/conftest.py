@@ -1,0 +1,1 @@
+from tests.host_kit import host  # noqa: F401 - the fixture
