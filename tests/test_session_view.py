@@ -14,11 +14,13 @@ from tui_app.runtime.events import (
     AgentMode,
     AgentModeChanged,
     ConversationCompacted,
+    FileChangedExternally,
     McpServerStatus,
     PermissionRequested,
     PermissionResolved,
     PlanApprovalAsked,
     SubagentStarted,
+    TodoUpdated,
     ToolCallError,
     UserQuestionAnswered,
     UserQuestionAsked,
@@ -109,3 +111,15 @@ def test_the_view_model_loads_no_textual():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_files_and_the_plan_are_the_sessions_own_not_its_subagents():
+    view = SessionView(cwd="/p")
+    written = TodoUpdated(todos=[{"content": "fix median", "status": "in_progress"}])
+    assert view.apply(written).files == written
+    assert view.apply(TodoUpdated(todos=[], agent_id="sub-1")).files is None  # the subagent's own list
+    assert view.files.todos == written.todos
+    changed = view.apply(FileChangedExternally(path="/p/calc/stats.py")).files
+    assert (changed.path, changed.kind) == ("calc/stats.py", "outside")
+    assert view.apply(FileChangedExternally(path="/p/calc/stats.py")).files is None  # said once
+    assert list(view.files.changes) == ["calc/stats.py"]

@@ -1,8 +1,9 @@
 """One session's view model: every event is folded here once, and the chat, the tool table, the
-detail pane, the header, the dialogs and the replay render what it holds.
+detail pane, the header, the side panels, the dialogs and the replay render what it holds.
 
 `apply(event)` returns a `Change`: the row and the records the event changed, whether the header
-changed, and the requests it settled, so each widget redraws only what it shows.
+changed, the requests it settled and the file or todo list it changed, so each widget redraws only
+what it shows.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from tui_app.runtime.events import (
     McpServerStatus,
     MemoryLoaded,
     SettingsLoaded,
+    TodoUpdated,
 )
 from tui_app.view_model.call_records import CallRecord, CallRecords
+from tui_app.view_model.files import ChangedFile, SessionFiles
 from tui_app.view_model.header import HeaderState
 from tui_app.view_model.pending import PendingRequests, Settled
 from tui_app.view_model.tool_rows import ToolRow, ToolRows
@@ -63,6 +66,8 @@ class Change:
     records: list[CallRecord] = field(default_factory=list)
     header: bool = False
     settled: list[Settled] = field(default_factory=list)
+    #: a file the session (or something outside it) changed, or the todo list written
+    files: ChangedFile | TodoUpdated | None = None
 
 
 class SessionView:
@@ -72,6 +77,7 @@ class SessionView:
         self.header = HeaderState(tag=tag, cwd=cwd)
         self.reports = Reports()
         self.requests = PendingRequests()
+        self.files = SessionFiles(cwd or None)
         #: events folded so far
         self.applied = 0
 
@@ -91,4 +97,5 @@ class SessionView:
             records=self.records.apply(event),
             header=self.header.apply(event),
             settled=self.requests.apply(event),
+            files=self.files.apply(event),
         )

@@ -124,7 +124,7 @@ class MainScreen(Screen[None]):
         view = self.view
         yield SessionHeader(view.header, cwd_label=self.cwd_label, id="header")
         with Horizontal(id="main-body"):
-            yield SidePanels(cwd=self.cwd, id="side-panels")
+            yield SidePanels(view.files, cwd=self.cwd, id="side-panels")
             with Vertical(id="left"):
                 yield ChatView(view.rows, cwd=self.cwd, id="chat")
                 yield SlashMenu(id="slash-menu")
@@ -233,7 +233,7 @@ class MainScreen(Screen[None]):
                 elif isinstance(event, Warning) and event.code == "log_write_failed" and self.controls is not None:
                     self.notify(event.message, title="The session log could not be written", severity="error",
                                 timeout=30, markup=False)
-        self.query_one(SidePanels).apply(events)
+        self.query_one(SidePanels).show([change.files for change in changes if change.files is not None])
         if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
             self.prompt.set_class(busy, "-busy")
         focus_call = followed_call(events, self._auto_selected, view.rows)

@@ -31,6 +31,7 @@ from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.log.paths import events_path
 from tui_app.view_model.follow import followed_call
 from tui_app.view_model.session_view import SessionView
+from widgets.panels.side import SidePanels
 from widgets.replay_timeline import Timeline
 from widgets.timeline_bar import TimelineBar
 
@@ -227,6 +228,7 @@ class ReplayScreen(MainScreen):
         if picked is None:
             self.follow, self.detail.call_id, self.table.cursor_id = True, None, None
         self.detail.replace_records(view.records)
+        self.query_one(SidePanels).replace_files(view.files)
         await self.chat.rewind(events, rows)
         self._echoes = []
         self._auto_selected = followed if picked is None else self._auto_selected
