@@ -12,6 +12,7 @@ moved to one that asks). A setting that cannot be used is reported and left out,
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from typing import Any
 
 #: the modes that ask before edits and commands, by the names agents give them, best first
 ASKING_MODES = ("default", "read-only", "ask", "manual")
+#: OpenCode's permission config (OPENCODE_PERMISSION) that makes it ask before it acts
+OPENCODE_ASKS = {"edit": "ask", "bash": "ask", "webfetch": "ask", "external_directory": "ask"}
 #: names that mean a driver other than ACP
 RESERVED = ("vigil", "claude-code")
 
@@ -54,7 +57,10 @@ PRESETS: dict[str, AcpAgentConfig] = {
                                                  "promptSuggestions": False}}}),
     "codex": AcpAgentConfig("codex", "codex-acp", label="Codex", source="preset"),
     "gemini": AcpAgentConfig("gemini", "gemini", ("--acp",), label="Gemini CLI", source="preset"),
-    "opencode": AcpAgentConfig("opencode", "opencode", ("acp",), label="OpenCode", source="preset"),
+    # OpenCode asks nothing by default (its edits and commands just run): told to ask about both, and
+    # about fetches and files outside the project, so that Vigil decides them
+    "opencode": AcpAgentConfig("opencode", "opencode", ("acp",), label="OpenCode", source="preset",
+                               env={"OPENCODE_PERMISSION": json.dumps(OPENCODE_ASKS)}),
     "copilot": AcpAgentConfig("copilot", "copilot", ("--acp", "--stdio"), label="GitHub Copilot CLI",
                               source="preset"),
 }
