@@ -136,18 +136,19 @@ class AcpCall:
     @property
     def command(self) -> str | None:
         """The shell command an `execute` call runs: its raw input's command (with args), else its
-        title."""
+        title — unwrapped from a shell's `-c` (Codex sends `["/bin/bash", "-lc", CMD]`), so that
+        rules, the classifier, "always allow" and the dialog see CMD itself."""
         data = self.input
         command = data.get("command") if "command" in data else data.get("cmd")
         args = data.get("args")
-        if isinstance(command, list) and all(isinstance(c, str) for c in command):
-            return shlex.join(command)
+        if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+            return unwrap_shell(command)
         if isinstance(command, str) and command.strip():
             if isinstance(args, list) and args and all(isinstance(a, str) for a in args):
-                return shlex.join([command, *args])
-            return command
+                return unwrap_shell([command, *args])
+            return unwrap_command(command)
         if self.kind == "execute" and self.title:
-            return self.title.strip("`")
+            return unwrap_command(self.title.strip("`"))
         return None
 
     @property
@@ -187,6 +188,35 @@ class AcpCall:
             return json.dumps(output, ensure_ascii=False, indent=2)
         except (TypeError, ValueError):
             return str(output)
+
+
+#: shells whose `-c CMD` runs CMD and nothing else
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+
+
+def unwrap_shell(argv: list[str]) -> str:
+    """`[shell, -c|-lc|-ilc…, CMD]` → CMD; any other argv → it, joined as a shell would read it.
+    Only the exact form unwraps: a further argument, an option other than l/i/c, or a shell Vigil
+    does not know keeps the whole line (which Vigil's rules then do not match, so it is asked)."""
+    if len(argv) == 3 and os.path.basename(argv[0]) in SHELLS and _only_c_flags(argv[1]) and argv[2].strip():
+        return argv[2]
+    return shlex.join(argv)
+
+
+def unwrap_command(command: str) -> str:
+    """A command line that is itself `bash -lc 'CMD'` → CMD (else the line as it is)."""
+    if os.path.basename(command.lstrip().split(" ", 1)[0]) not in SHELLS:
+        return command
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return command
+    unwrapped = unwrap_shell(argv)
+    return unwrapped if len(argv) == 3 and unwrapped == argv[2] else command
+
+
+def _only_c_flags(flag: str) -> bool:
+    return flag.startswith("-") and not flag.startswith("--") and "c" in flag and set(flag[1:]) <= {"l", "i", "c"}
 
 
 def _deep_merge(into: dict[str, Any], new: dict[str, Any]) -> None:
