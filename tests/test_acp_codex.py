@@ -96,6 +96,8 @@ async def test_an_escalated_command_is_asked_unwrapped_and_run(tmp_path, project
     assert asked[0].tool == "Bash" and asked[0].input["command"] == "echo hi > made.txt"
     assert first(seen, "ToolCallStarted", call_id="call_x1").target == "echo hi > made.txt"
     assert call_story(seen, "call_x1")[:4] == ASKED_AND_ALLOWED[:4]
+    done = first(seen, "ToolCallResult", call_id="call_x1")  # its result, not the question asked before it
+    assert done.display.exit_code == 0 and "Proposed Amendment" not in str(done.model_content)
 
 
 async def test_a_bash_rule_allows_the_unwrapped_command_without_a_dialog(tmp_path, project, server, scratch):

@@ -98,6 +98,7 @@ async def test_a_command_is_asked_then_run_or_refused(tmp_path, project, server)
     assert not made.exists()
     assert [a.tool for a in asked] == ["Bash", "Bash"] and asked[0].input["command"] == "echo hi > made.txt"
     assert call_story(seen, "call_b1")[:4] == ASKED_AND_ALLOWED[:4]
+    assert first(seen, "ToolCallResult", call_id="call_b1").display.exit_code == 0  # OpenCode's metadata.exit
     assert first(seen, "ToolCallError", call_id="call_b2").code == "user_denied"
 
 

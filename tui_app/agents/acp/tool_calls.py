@@ -72,6 +72,10 @@ class AcpCall:
             for location in update.locations:
                 if location.path and location.path not in self.locations:
                     self.locations.append(location.path)
+        if (update.content is None and update.raw_output is not None
+                and getattr(update, "status", None) in ("completed", "failed")):
+            # the result is in the raw output: the text shown so far was the question (Codex's)
+            self.content = [c for c in self.content if not isinstance(c, ContentToolCallContent)]
         if update.content is not None:
             self.content = list(update.content)
             for block in update.content:
@@ -163,6 +167,17 @@ class AcpCall:
         paths = self.paths
         return command or (paths[0] if paths else "") or self.url or self.title
 
+    @property
+    def exit_code(self) -> int | None:
+        """A command's exit code where the agent reports it (Codex: `exit_code`; OpenCode:
+        `metadata.exit`)."""
+        output = self.raw_output if isinstance(self.raw_output, dict) else {}
+        metadata = output.get("metadata") if isinstance(output.get("metadata"), dict) else {}
+        for value in (output.get("exit_code"), output.get("exitCode"), metadata.get("exit")):
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
+
     def text(self) -> str:
         """What the call produced, as text: its text content blocks, else its raw output."""
         parts = []
@@ -181,7 +196,7 @@ class AcpCall:
         if isinstance(output, str):
             return output
         if isinstance(output, dict):
-            for key in ("output", "stdout", "content", "text", "result"):
+            for key in ("aggregated_output", "formatted_output", "output", "stdout", "content", "text", "result"):
                 if isinstance(output.get(key), str):
                     return output[key]
         try:
