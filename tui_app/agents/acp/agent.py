@@ -30,7 +30,7 @@ from tui_app.agents.acp.client_calls import ClientCalls
 from tui_app.agents.acp.files import AGENT_READ, AGENT_WRITE, AgentFiles
 from tui_app.agents.acp.permission import PermissionAsker
 from tui_app.agents.acp.sdk_logs import SdkLogRoute, route_sdk_logs, stop_routing
-from tui_app.agents.acp.setup import ASKING_MODES, AcpAgentConfig
+from tui_app.agents.acp.setup import ASKING_MODES, PRESETS, AcpAgentConfig
 from tui_app.agents.acp.terminals import AgentTerminals
 from tui_app.agents.acp.updates import UpdateTranslator
 from tui_app.agents.driver import INTERRUPTED_MESSAGE, ExternalAgent, TurnOutcome
@@ -55,6 +55,8 @@ CANCEL_GRACE_S = 15.0
 #: after its connection closed, how long the agent's process may take to be seen exiting
 EXIT_WAIT_S = 5.0
 #: ACP stop reasons in Vigil's words (TurnEnded.reason)
+#: the Claude ACP adapter's preset: its session options go to that adapter under any name
+CLAUDE_ADAPTER = PRESETS["claude"]
 STOP_REASONS = {"end_turn": "completed", "cancelled": "interrupted", "max_turn_requests": "max_turns",
                 "max_tokens": "error", "refusal": "error"}
 #: agents' mode ids that mean one of Vigil's permission modes (Vigil's policy follows them)
@@ -150,6 +152,9 @@ class AcpAgent(ExternalAgent):
             client_info=Implementation(name="vigil", title="Vigil", version=_vigil_version()))
         capabilities = getattr(self.init, "agent_capabilities", None)
         meta = dict(self.config.session_meta)
+        if _is_claude_adapter(getattr(self.init, "agent_info", None)):
+            # whatever the user named it (and however it is started): a supervised session never offers bypass
+            meta = {**CLAUDE_ADAPTER.session_meta, **meta}
         response = None
         if self.agent_session_id and getattr(capabilities, "load_session", False):
             self.translator.loading = True  # the agent replays the conversation: Vigil's log has it already
@@ -432,6 +437,10 @@ class AcpAgent(ExternalAgent):
 
     def terminal_display(self, terminal_id: str) -> Any:
         return self.terminals.display(terminal_id)
+
+
+def _is_claude_adapter(info: Any) -> bool:
+    return str(getattr(info, "name", "") or "").endswith("claude-agent-acp")
 
 
 def _usage(usage: Any) -> dict[str, int]:

@@ -115,6 +115,10 @@ def _entry(name: str, entry: Any) -> tuple[AcpAgentConfig | None, str]:
     if mode is not None and not isinstance(mode, str):
         return None, "mode must be a string (one of the agent's mode ids)"
     label = entry.get("label") if isinstance(entry.get("label"), str) else base.label or name
+    if name not in PRESETS and any("claude-agent-acp" in part for part in (command, *args)):
+        # the Claude ACP adapter under another name: Claude Code inside runs the .claude hooks itself
+        # (the supervised-session options are sent whenever the adapter names itself, agent.py)
+        base = replace(base, runs_claude_hooks=True, session_meta=PRESETS["claude"].session_meta)
     return replace(base, name=name, command=os.path.expanduser(command), args=tuple(args),
                    env={**base.env, **env}, mode=mode, label=label, source="settings"), ""
 
