@@ -134,6 +134,7 @@ async def test_a_command_inside_codexs_sandbox_runs_unasked_and_read_only(tmp_pa
     await session.close()
     assert not made.exists() and asked == []
     assert "Read-only file system" in function_output(server.requests[-1].json, "call_x1")
+    assert "without asking Vigil" in first(seen, "Warning", code="agent_acts_unasked").message  # said up front
     unasked = ["ToolCallRequested", "PermissionResolved:allow:agent", "ToolCallStarted", "ToolCallError"]
     assert call_story(seen, "call_x1") in ([], unasked, [*unasked[:3], "ToolCallResult"])
     resolved = first(seen, "PermissionResolved", call_id="call_x1")

@@ -185,6 +185,8 @@ class AcpAgent(ExternalAgent):
                                     provider=self.provider, capabilities=self.capabilities,
                                     pid=self.proc.pid if self.proc else None))
         await self._ask_first()
+        if self.config.acts_unasked:
+            session.emit(Warning(code="agent_acts_unasked", message=self.config.acts_unasked))
 
     async def _choose_model(self, conn: ClientSideConnection, options: list[Any]) -> None:
         """`--model`: the agent's model option (ACP session config), when it has one; the header

@@ -41,6 +41,8 @@ class AcpAgentConfig:
     session_meta: dict[str, Any] = field(default_factory=dict)
     #: the agent is Claude Code inside: it runs the hooks of the .claude settings files itself
     runs_claude_hooks: bool = False
+    #: what the agent does without asking Vigil even in the mode Vigil puts it in (said at the start)
+    acts_unasked: str = ""
     source: str = "settings"
 
     @property
@@ -55,7 +57,10 @@ PRESETS: dict[str, AcpAgentConfig] = {
         # prompt suggestions are a model call after every turn that Vigil would not show
         session_meta={"claudeCode": {"options": {"allowDangerouslySkipPermissions": False,
                                                  "promptSuggestions": False}}}),
-    "codex": AcpAgentConfig("codex", "codex-acp", label="Codex", source="preset"),
+    "codex": AcpAgentConfig("codex", "codex-acp", label="Codex", source="preset", acts_unasked=(
+        "Codex runs commands inside its own sandbox without asking Vigil (read-only in its read-only mode: "
+        "they can read files but not change them); it asks only when a command needs more. Such calls show "
+        "as decided by Codex, when Codex reports them at all.")),
     "gemini": AcpAgentConfig("gemini", "gemini", ("--acp",), label="Gemini CLI", source="preset"),
     # OpenCode asks nothing by default (its edits and commands just run): told to ask about both, and
     # about fetches and files outside the project, so that Vigil decides them
