@@ -70,7 +70,7 @@ async def test_a_denied_edit_is_not_applied_and_codex_ends_the_turn(tmp_path, pr
     server.queue(responses_reply(text="Changing it.", custom_calls=patch_call()), responses_reply(text="Next."))
     session = session_of(tmp_path, project, server, scratch)
     seen = recorder(session)
-    answer_every_request(session, "deny")
+    asked = answer_every_request(session, "deny")
     await session.start()
     await session.run_turn("Make the note say goodbye.")
     again = await session.run_turn("Fine, leave it.")
@@ -80,6 +80,7 @@ async def test_a_denied_edit_is_not_applied_and_codex_ends_the_turn(tmp_path, pr
     assert call_story(seen, "call_p1")[:3] == told
     assert first(seen, "ToolCallError", call_id="call_p1").code == "user_denied"
     assert again.text == "Next."
+    assert "Codex can only abort: a no ends its turn" in asked[0].reason  # the dialog says so before the choice
 
 
 async def test_an_escalated_command_is_asked_unwrapped_and_run(tmp_path, project, server, scratch):
