@@ -110,6 +110,16 @@ def test_only_the_exact_shell_c_form_is_unwrapped():
     assert unwrap_shell(["python3", "-c", "print(1)"]) == "python3 -c 'print(1)'"
     assert unwrap_command("bash -lc 'git status'") == "git status"
     assert unwrap_command("bash -lc 'git status' && rm -rf x") == "bash -lc 'git status' && rm -rf x"
+    assert unwrap_shell(["bash", "-ic", "ls"]) == "ls"
+    assert unwrap_shell(["zsh", "-c", "ls"]) == "ls" and unwrap_shell(["ksh", "-c", "ls"]) == "ls"
+    assert unwrap_shell(["dash", "-c", "ls"]) == "ls"
+    assert unwrap_shell(["bash", "-xc", "ls"]) == "bash -xc ls"  # -x is not -c's company
+    assert unwrap_shell(["bash", "lc", "ls"]) == "bash lc ls"  # a script named lc, not an option
+    assert unwrap_shell(["bash", "-l", "script"]) == "bash -l script"  # runs the file `script`
+    assert unwrap_shell(["bash", "-c", "  "]) == "bash -c '  '"
+    assert unwrap_shell(["fish", "-c", "ls"]) == "fish -c ls"
+    assert unwrap_command("bash -lc 'unbalanced") == "bash -lc 'unbalanced"
+    assert unwrap_command("python3 -c 'print(1)'") == "python3 -c 'print(1)'"
 
 
 def test_vigils_preview_applies_the_agents_fragment_to_the_file_on_disk(tmp_path):

@@ -51,6 +51,8 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/hooks/command.py": ("compose_inputs", "CommandHooks.has_permission_request_hooks",
                                          "CommandHooks.pre_tool_use", "CommandHooks.permission_request"),
     "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "start"),
+    # an ACP agent's `bash -lc CMD` is judged as CMD: only the exact form may unwrap
+    "tui_app/agents/acp/tool_calls.py": ("unwrap_shell", "unwrap_command", "shell_c", "SHELLS"),
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
@@ -96,5 +98,6 @@ TEST_FILES = (
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",
     "tests/test_attack_corpus.py",
+    "tests/test_acp_parts.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )

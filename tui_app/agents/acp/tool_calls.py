@@ -213,25 +213,27 @@ def unwrap_shell(argv: list[str]) -> str:
     """`[shell, -c|-lc|-ilc…, CMD]` → CMD; any other argv → it, joined as a shell would read it.
     Only the exact form unwraps: a further argument, an option other than l/i/c, or a shell Vigil
     does not know keeps the whole line (which Vigil's rules then do not match, so it is asked)."""
-    if len(argv) == 3 and os.path.basename(argv[0]) in SHELLS and _only_c_flags(argv[1]) and argv[2].strip():
-        return argv[2]
-    return shlex.join(argv)
+    found = shell_c(argv)
+    return found if found is not None else shlex.join(argv)
 
 
 def unwrap_command(command: str) -> str:
     """A command line that is itself `bash -lc 'CMD'` → CMD (else the line as it is)."""
-    if os.path.basename(command.lstrip().split(" ", 1)[0]) not in SHELLS:
-        return command
     try:
-        argv = shlex.split(command)
+        found = shell_c(shlex.split(command))
     except ValueError:
         return command
-    unwrapped = unwrap_shell(argv)
-    return unwrapped if len(argv) == 3 and unwrapped == argv[2] else command
+    return found if found is not None else command
 
 
-def _only_c_flags(flag: str) -> bool:
-    return flag.startswith("-") and not flag.startswith("--") and "c" in flag and set(flag[1:]) <= {"l", "i", "c"}
+def shell_c(argv: list[str]) -> str | None:
+    """CMD of exactly `[shell, -c, CMD]` (the flag l, i and c letters only, c among them)."""
+    if len(argv) != 3 or os.path.basename(argv[0]) not in SHELLS or not argv[2].strip():
+        return None
+    flag = argv[1]
+    if flag[:1] != "-" or "c" not in flag or not set(flag[1:]) <= {"l", "i", "c"}:
+        return None
+    return argv[2]
 
 
 def _deep_merge(into: dict[str, Any], new: dict[str, Any]) -> None:
