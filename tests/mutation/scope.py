@@ -69,6 +69,8 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     # the host: who may use its socket, and what a killed host's open requests become (never an allow)
     "tui_app/host/server.py": ("peer_allowed", "peer_uid"),
     "tui_app/runtime/log/lost_calls.py": None,
+    # an ACP agent's `bash -lc CMD` is judged as CMD: only the exact form may unwrap
+    "tui_app/agents/acp/tool_calls.py": ("unwrap_shell", "unwrap_command", "shell_c", "SHELLS"),
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
@@ -128,5 +130,6 @@ TEST_FILES = (
     "tests/tui/test_trust_dialog.py",
     "tests/test_attack_options_and_spellings.py",
     "tests/host/test_host_inprocess.py",
+    "tests/test_acp_parts.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import signal
 import time
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from acp import RequestError
 from pydantic import Field
 
+from tui_app.agents.acp.tool_calls import unwrap_command, unwrap_shell
 from tui_app.runtime.contract import (
     ApprovalPreview,
     PermissionSpec,
@@ -224,7 +224,8 @@ class AgentTerminals:
         agent = self.agent
         if agent.calls is None or agent.calls.turn_id is None:
             raise RequestError.internal_error({"details": "Vigil runs commands only during a turn"})
-        line = command if not args else shlex.join([command, *args])
+        # `bash -lc CMD` is CMD (Vigil runs it in its own shell): the rules and the dialog see CMD
+        line = unwrap_shell([command, *args]) if args else unwrap_command(command)
         variables = {e.name: e.value for e in env or ()}
         calls = agent.client_calls
         call_id = calls.new_id("terminal")
