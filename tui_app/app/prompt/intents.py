@@ -11,8 +11,6 @@ from typing import Any, Protocol
 
 from textual.message import Message
 
-from tui_app.agents.memory import is_memory_note
-from tui_app.agents.slash_commands import parse_invocation
 from tui_app.runtime.commands import SessionFacts
 
 #: built-in commands the screen answers with a view of its own
@@ -63,6 +61,10 @@ def model_not_switchable(facts: SessionFacts) -> str:
 
 def read_intent(text: str, facts: SessionFacts | None) -> PromptIntent:
     """What Enter on `text` asks of the screen, given the session's facts (None: not known yet)."""
+    # the agents' floor, lazily: a replay imports the main screen and must load nothing that runs
+    from tui_app.agents.memory import is_memory_note
+    from tui_app.agents.slash_commands import parse_invocation
+
     capabilities = facts.capabilities if facts is not None else None
     if is_memory_note(text) and capabilities is not None and capabilities.memory_notes:
         return NoteToMemory(text)
