@@ -156,6 +156,11 @@ def test_includes_are_followed_relative_to_the_including_file_and_from_home(tmp_
     assert "filter.h.clean" in (config_problem([config], str(home)) or "")
     (repo / "inc").write_text("[include]\n\tpath = ~\n")  # home itself: a directory git cannot read
     assert config_problem([config], str(home)) is not None
+    for elsewhere in ("~someone/inc", "%(prefix)/etc/inc"):  # another user's home, git's installation
+        (repo / "inc").write_text(f"[include]\n\tpath = {elsewhere}\n")
+        assert "does not locate" in (config_problem([config], str(home)) or "")
+    (repo / "inc").write_text("[include]\n\tpath = inc\n")  # includes itself: read once
+    assert config_problem([config], str(home)) is None
     (repo / "inc").write_text("[include]\n\tpath\n\tpath =\n\tpath = !x\n")  # nothing included, nothing run
     assert config_problem([config], str(home)) is None
 
