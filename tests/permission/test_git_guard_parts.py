@@ -156,6 +156,11 @@ def test_includes_are_followed_relative_to_the_including_file_and_from_home(tmp_
     assert "filter.h.clean" in (config_problem([config], str(home)) or "")
     (repo / "inc").write_text("[include]\n\tpath = ~\n")  # home itself: a directory git cannot read
     assert config_problem([config], str(home)) is not None
+    for elsewhere in ("~someone/inc", "%(prefix)/etc/inc"):  # another user's home, git's installation
+        (repo / "inc").write_text(f"[include]\n\tpath = {elsewhere}\n")
+        assert "does not locate" in (config_problem([config], str(home)) or "")
+    (repo / "inc").write_text("[include]\n\tpath = inc\n")  # includes itself: read once
+    assert config_problem([config], str(home)) is None
     (repo / "inc").write_text("[include]\n\tpath\n\tpath =\n\tpath = !x\n")  # nothing included, nothing run
     assert config_problem([config], str(home)) is None
 
@@ -384,15 +389,24 @@ def test_the_classifier_asks_where_the_guard_says_so(tmp_path, repo):
         found = reading(command, repo, tmp_path)
         assert not found.read_only, command
         assert found.runs_config, command
-    assert not reading("git -C vendor/.. log", repo, tmp_path).runs_config
+    for command in ("sudo GIT_DIR=vendor/.git git log", "git $X status", "git -C vendor", "git -C . -C vendor status",
+                    "git --no-pager -C vendor log", "git --namespace=x -C vendor log"):
+        assert reading(command, repo, tmp_path).runs_config, command
+    for command in ("git log -C vendor", "sudo $Y git log", "git -C vendor/.. log", "git --no-pager log",
+                    "git commit -C vendor", "echo GIT_DIR git log"):
+        assert not reading(command, repo, tmp_path).runs_config, command
     assert not reading("git commit -m x", repo, tmp_path).runs_config  # the project's own: its business
     assert not reading("cat a.txt", repo, tmp_path).runs_config
     assert not reading("git -C", repo, tmp_path).runs_config
     assert reading("git -C $X status", repo, tmp_path).runs_config
     assert reading("cd $X && git -C vendor status", repo, tmp_path).runs_config
     assert reading("cd $X && git status", repo, tmp_path).runs_config
+    # only git is guarded: other programs in the same places are not
+    for command in ("cd vendor && ls", "cd $X && cat a.txt", "ls vendor", "cd vendor; touch x"):
+        assert not reading(command, repo, tmp_path).runs_config, command
     plant(repo, '[diff "x"]\n\ttextconv = cat\n')
     found = reading("git diff", repo, tmp_path)
     assert not found.read_only and "diff.x.textconv" in found.runs_config[0]
+    assert reading("echo git", repo, tmp_path).read_only and not reading("echo git", repo, tmp_path).runs_config
     assert not reading("GIT_PAGER=x git log", repo, tmp_path).runs_config  # the model's own setting: asks anyway
     assert "sets GIT_PAGER" in reading("GIT_PAGER=x git log", repo, tmp_path).reason

@@ -187,7 +187,7 @@ def _git_program() -> str | None:
 
 
 def _include_target(value: str, including: str, home: str) -> str:
-    if value == "~" or value.startswith("~/"):
+    if value.startswith("~/"):
         return home + value[1:]
     return os.path.normpath(os.path.join(os.path.dirname(including), value))
 
@@ -213,6 +213,8 @@ def config_problem(paths: Iterable[str], home: str, allowed: frozenset[str] = fr
                     continue
                 if depth >= MAX_INCLUDE_DEPTH:
                     return f"{path} includes configuration too deeply to follow"
+                if value.startswith(("~", "%(")) and not value.startswith("~/"):
+                    return f"{path} includes `{value}`, a file Vigil does not locate"
                 stack.append((_include_target(value, path, home), depth + 1))
                 continue
             why = None if key.lower() in allowed else key_problem(key, value)

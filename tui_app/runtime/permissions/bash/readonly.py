@@ -220,7 +220,9 @@ def _elsewhere_git(cmd: SimpleCommand, texts: list[str | None], start: int, here
     i = 0
     while i < len(args):
         text = texts[start + 1 + i]
-        if text is None or not text.startswith("-"):
+        if text is None:
+            return "git's options are only known at run time"
+        if not text.startswith("-"):
             break
         option, eq, _ = text.partition("=")
         if option in GIT_ELSEWHERE:
