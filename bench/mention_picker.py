@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui_app.app.path_matcher import PathIndex
+from tui_app.app.prompt.path_matcher import PathIndex
 from tui_app.tools.project_files import list_project_files, with_directories
 
 WORDS = ("core", "util", "models", "views", "handlers", "api", "auth", "db", "cache", "tests", "widgets", "io")

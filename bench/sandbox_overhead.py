@@ -3,7 +3,11 @@ bubblewrap, placeholders), sandboxed and not, in the same run and the same sessi
 A third side runs a trivial command the classifier does not know (`/bin/true`): such a command may
 use the network, so its sandbox also gets the per-call proxy and the socat relay inside.
 
-    .venv/bin/python bench/sandbox_overhead.py [--runs 15]
+The home directory is a fake one holding every credential path the sandbox hides
+(`sandbox_secrets.HOME_SECRETS`), and the environment carries secret-looking variables: the small
+world (each credential hidden, the environment scrubbed) is paid in full on every call.
+
+    .venv/bin/python bench/sandbox_overhead.py [--runs 20]
 
 Prints, per side: median, spread (min–max and the middle half), and the added time at the median
 against the unsandboxed call measured in the same run. Goal: ≤ 10 ms added at the median.
@@ -25,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tui_app.assemble import SessionOptions, build_session
+from tui_app.runtime.permissions.sandbox_secrets import HOME_SECRETS
 from tui_app.runtime.pipeline import ToolCall, run_call
 from tui_app.tools.bash import sandbox as sandbox_module
 
@@ -40,6 +45,21 @@ def project(root: Path) -> Path:
     (proj / ".vigil").mkdir()
     (proj / ".vigil" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(./secret/**)"]}}))
     return proj
+
+
+def full_home(root: Path) -> Path:
+    """A home holding every credential the sandbox hides (directories where the name has no dot
+    suffix, files where it does)."""
+    home = root / "fake-home"
+    for rel in HOME_SECRETS:
+        path = home / rel
+        if "." in path.name.lstrip("."):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("secret\n")
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            (path / "secret").write_text("secret\n")
+    return home
 
 
 async def one(session, command: str, sandboxed: bool, n: int) -> float:
@@ -69,7 +89,8 @@ def describe(name: str, times: list[float], base: float | None) -> str:
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--empty-home", action="store_true", help="a home with no credential in it (the comparison)")
     args = parser.parse_args()
     if args.runs < 5:
         raise SystemExit("--runs must be at least 5")
@@ -79,6 +100,10 @@ async def main() -> int:
         raise SystemExit(f"no sandbox here: {found.reason}")
     root = Path(tempfile.mkdtemp(prefix="vigil-bench-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
     os.environ["VIGIL_HOME"] = str(root / "home")
+    os.environ["HOME"] = str(root / "empty-home") if args.empty_home else str(full_home(root))
+    os.makedirs(os.environ["HOME"], exist_ok=True)
+    for i in range(20):
+        os.environ[f"BENCH_{i}_TOKEN"] = "x" * 40
     try:
         script = root / "script.json"
         script.write_text(json.dumps({"steps": [{"text": "ok"}]}))

@@ -230,13 +230,15 @@ async def run_side(side: str, case: Case, claude: Path, timeout: float = 180.0) 
            if not k.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "VIGIL_", "MAX_THINKING"))}
     with LoopbackServer() as server:
         server.queue(*replies(case.steps, project))
+        # both CLIs trust the project, as a user who accepted each one's trust dialog: Claude Code's
+        # mark is in ~/.claude.json above, Vigil's is VIGIL_TRUST_PROJECT (its hooks run only then)
         env.update(CLAUDE_ENV, HOME=str(home), ANTHROPIC_BASE_URL=server.url, HOOK_LOG=str(hook_log),
-                   PYTHONPATH=str(ROOT), VIGIL_HOME=str(base / "vigil-home"))
+                   PYTHONPATH=str(ROOT), VIGIL_HOME=str(base / "vigil-home"), VIGIL_TRUST_PROJECT="1")
         asked: list[str] = []
         if case.sdk_allows is not None:
             sdk_env = {**CLAUDE_ENV, "HOME": str(home), "ANTHROPIC_BASE_URL": server.url, "HOOK_LOG": str(hook_log),
                        "PYTHONPATH": str(ROOT), "VIGIL_HOME": str(base / "vigil-home"), "OPENAI_API_KEY": "",
-                       "OPENAI_BASE_URL": ""}
+                       "OPENAI_BASE_URL": "", "VIGIL_TRUST_PROJECT": "1"}
             asked, errors, code = await drive_with_sdk(case, wrapper_script(base, side, claude), project, sdk_env,
                                                        base, timeout)
             out_text = (base / "stdout.jsonl").read_text() if (base / "stdout.jsonl").exists() else ""

@@ -152,3 +152,22 @@ def test_headless_stream_json_through_the_adapter_denies_the_edit_and_lists_it(
     assert (result["type"], result["subtype"], result["result"]) == ("result", "success", "I could not edit it.")
     assert [(d["tool_name"], d["tool_use_id"]) for d in result["permission_denials"]] == [("Edit", "toolu_e")]
     assert notes.read_text() == "hello world\n"
+
+
+async def test_an_agent_of_any_name_running_the_claude_adapter_gets_the_supervised_options(
+        tmp_path, adapter, claude, project, server):
+    """Named "mine", not "claude": the adapter says who it is in initialize, and Vigil sends it the
+    supervised-session options all the same — it offers no bypassPermissions mode."""
+    settings = tmp_path / "mine-settings.json"
+    settings.write_text(json.dumps({"agents": {"mine": {
+        "command": "node", "args": [str(adapter)], "env": {"CLAUDE_CODE_EXECUTABLE": str(claude)}}}}))
+    session = build_session(SessionOptions(cwd=str(project), agent="mine", settings_file=str(settings),
+                                           interactive=True))
+    server.queue(cc_reply(text="Hello."))
+    seen = recorder(session)
+    await session.start()
+    await session.run_turn("Hi.")
+    await session.close()
+    offered = {m.id for e in seen if e.type == "AgentModeChanged" for m in e.modes}
+    assert "default" in offered and "bypassPermissions" not in offered
+    assert first(seen, "AgentConnected").capabilities.runs_claude_hooks

@@ -224,8 +224,8 @@ async def test_interrupting_the_turn_cancels_the_agent_and_its_open_call_gets_a_
     seen = recorder(session)
     await session.start()
 
-    def on_event(event):
-        if event.type == "ToolCallStarted":
+    def on_event(event):  # the call is a row, but the agent has not yet said it runs unasked: still open
+        if event.type == "ToolCallRequested":
             session.interrupt()
     session.subscribe(on_event)
     turn = await session.run_turn("search")

@@ -14,7 +14,7 @@ from tui_app.agents.acp.previews import changes_of, preview_of
 from tui_app.agents.acp.results import unfenced
 from tui_app.agents.acp.setup import PRESETS, catalog
 from tui_app.agents.acp.start import UnknownAgent, acp_driver
-from tui_app.agents.acp.tool_calls import AcpCall
+from tui_app.agents.acp.tool_calls import AcpCall, unwrap_command, unwrap_shell
 from widgets.diff.model import build_diffs
 
 
@@ -95,8 +95,31 @@ def test_a_call_without_a_kind_or_a_name_is_named_by_what_it_does():
     assert (call.tool_name, call.command, call.target) == ("Bash", "ls -la", "ls -la")
     listed = AcpCall("c2")
     listed.merge(_start(title="run", kind="execute", raw_input={"command": ["bash", "-lc", "echo 'a b'"]}))
-    assert listed.command == "bash -lc 'echo '\"'\"'a b'\"'\"''"
+    assert listed.command == "echo 'a b'"  # a shell's -c is unwrapped: what runs is what Vigil judges
     assert AcpCall("c3").tool_name == "Tool"
+    assert AcpCall("c3").tool_name == "Tool"
+
+
+def test_only_the_exact_shell_c_form_is_unwrapped():
+    assert unwrap_shell(["/bin/bash", "-lc", "rm -rf x"]) == "rm -rf x"
+    assert unwrap_shell(["sh", "-c", "ls"]) == "ls"
+    # another argument, another option or another program: the whole line (which rules do not match)
+    assert unwrap_shell(["bash", "-lc", "echo $0", "rm"]) == "bash -lc 'echo $0' rm"
+    assert unwrap_shell(["bash", "--rcfile", "evil", "-c"]) == "bash --rcfile evil -c"
+    assert unwrap_shell(["bash", "-x", "ls"]) == "bash -x ls"
+    assert unwrap_shell(["python3", "-c", "print(1)"]) == "python3 -c 'print(1)'"
+    assert unwrap_command("bash -lc 'git status'") == "git status"
+    assert unwrap_command("bash -lc 'git status' && rm -rf x") == "bash -lc 'git status' && rm -rf x"
+    assert unwrap_shell(["bash", "-ic", "ls"]) == "ls"
+    assert unwrap_shell(["zsh", "-c", "ls"]) == "ls" and unwrap_shell(["ksh", "-c", "ls"]) == "ls"
+    assert unwrap_shell(["dash", "-c", "ls"]) == "ls"
+    assert unwrap_shell(["bash", "-xc", "ls"]) == "bash -xc ls"  # -x is not -c's company
+    assert unwrap_shell(["bash", "lc", "ls"]) == "bash lc ls"  # a script named lc, not an option
+    assert unwrap_shell(["bash", "-l", "script"]) == "bash -l script"  # runs the file `script`
+    assert unwrap_shell(["bash", "-c", "  "]) == "bash -c '  '"
+    assert unwrap_shell(["fish", "-c", "ls"]) == "fish -c ls"
+    assert unwrap_command("bash -lc 'unbalanced") == "bash -lc 'unbalanced"
+    assert unwrap_command("python3 -c 'print(1)'") == "python3 -c 'print(1)'"
 
 
 def test_vigils_preview_applies_the_agents_fragment_to_the_file_on_disk(tmp_path):

@@ -11,7 +11,7 @@ from tui_app.runtime.events import (
     ToolCallResult,
     ToolCallStarted,
 )
-from widgets.call_record import LIVE_OUTPUT_BYTES, CallRecords
+from tui_app.view_model.call_records import LIVE_OUTPUT_BYTES, CallRecords
 
 
 def records_of_session() -> CallRecords:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import socket
 import subprocess
 
 import pytest
@@ -192,3 +193,125 @@ def test_the_attacks_and_the_grammar_really_run_something(bench):
     for plain in ("cat notes.txt", "ls -la src", "grep -rn hello src", "git status", "wc -l notes.txt src/app.py"):
         assert bench.auto_allowed(bench.canary.fill(plain)), plain
         bench.check(plain)
+
+
+# ---- under allow rules: what a rule allows writes no file it should not, opens no socket, and
+# runs no denied program, however the line spells it (issue 27 class 7) ---------------------------
+
+RULED = {"permissions": {"allow": ["Bash(echo *)", "Bash(git log *)", "Bash(sort *)", "Bash(uniq *)", "Bash(cat *)",
+                                   "Bash(git diff *)"],
+                         "deny": ["Bash(touch *)", "Bash(rm *)", "Read(./secret/**)"]},
+         "sandbox": {"enabled": False}}
+TOUCH = ["touch", "\\touch", "'touch'", '"touch"', "/usr/bin/touch", "$'\\x74ouch'", "t''ouch", "$T", "${T}",
+         "$(echo touch)", "`echo touch`", "/usr/bin/tou?h"]
+LAUNCH = ["", "", "exec ", "env ", "env -i PATH=/usr/bin:/bin ", "command ", "nice -n 1 ", "timeout 5 ", "nohup ",
+          "env -- ", "builtin exec "]
+TARGETS = ["~/.bashrc", "{home}/.bashrc", "$HOME/.bashrc", ".git/config", "./.git/config", "{outside}/w.txt",
+           "../outside/w.txt", "~+/../outside/w.txt", "written.txt"]
+WRITERS = ["git log", "git diff", "sort notes.txt", "uniq notes.txt", "echo hi", "cat notes.txt"]
+OPTIONS = ["--output={t}", "--output {t}", "--outp={t}", "--out={t}", "-o {t}", "-o{t}", "-ro {t}", "'--output={t}'",
+           "\"--output\" {t}", "{t}"]
+DEVICES = ["/dev/tcp/127.0.0.2/{port}", "\"/dev/tcp/127.0.0.2/{port}\"", "'/dev/tcp/127.0.0.2/{port}'",
+           "/dev/t\\cp/127.0.0.2/{port}", "$'/dev/\\x74cp/127.0.0.2/{port}'", "/dev/udp/127.0.0.2/{port}"]
+NET_OPS = ["<", ">", ">>", "&>", "2>", "3<", ">|"]
+
+
+@st.composite
+def ruled_line(draw):
+    kind = draw(st.sampled_from(["spelled", "spelled", "option", "option", "network"]))
+    if kind == "spelled":
+        program = draw(st.sampled_from(TOUCH))
+        shape = draw(st.sampled_from(["{l}{p} touched", "{l}{p} touched", "trap '{p} touched' EXIT",
+                                      "find . -maxdepth 0 -exec {p} touched ';'", "echo touched | xargs -n 1 {p}",
+                                      "env bash -c '{p} touched'", "echo hi && {l}{p} touched"]))
+        line = shape.format(l=draw(st.sampled_from(LAUNCH)), p=program)
+        return ("T=touch; " if "T" in program else "") + line
+    if kind == "option":
+        option = draw(st.sampled_from(OPTIONS)).format(t=draw(st.sampled_from(TARGETS)))
+        writer = draw(st.sampled_from(WRITERS))
+        program, _, rest = writer.partition(" ")
+        return f"{writer} {option}" if draw(st.booleans()) else f"{program} {option} {rest}"
+    device = draw(st.sampled_from(DEVICES))
+    return f"{draw(st.sampled_from(['echo hi', 'cat notes.txt']))} {draw(st.sampled_from(NET_OPS))} {device}"
+
+
+class RuledBench:
+    """One canary under RULED; a line the policy allows is run as plain bash in the canary's home
+    (no sandbox at all: the rules alone stand between the line and the files)."""
+
+    def __init__(self, root, monkeypatch):
+        self.canary = make_canary(root, RULED)
+        isolate(monkeypatch, self.canary)
+        self.loop = asyncio.new_event_loop()
+        self.session = self.loop.run_until_complete(open_session(self.canary))
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.2", 0))
+        self.listener.listen(64)
+        self.listener.setblocking(False)
+        self.port = self.listener.getsockname()[1]
+        self.allowed = 0
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.session.close())
+        self.loop.close()
+        self.listener.close()
+
+    def guarded(self) -> dict[str, str]:
+        """What no allowed line may change: everything outside the project, `.git/config`, and
+        whether the denied program left its mark anywhere."""
+        snap = self.canary.snapshot()
+        return {k: v for k, v in snap.items()
+                if not k.startswith("proj/") or k == "proj/.git/config" or k.endswith("touched")}
+
+    def connections(self) -> int:
+        count = 0
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except (BlockingIOError, OSError):
+                return count
+            conn.close()
+            count += 1
+
+    def check(self, line: str) -> None:
+        command = self.canary.fill(line).replace("{port}", str(self.port))
+        spec = self.session.registry.resolve("Bash")
+        data = {"command": command}
+        decision = self.session.policy.decide(PermissionQuery(spec, data, spec.flags_of(data), str(self.canary.proj)))
+        if decision.behavior != "allow":
+            return
+        self.allowed += 1
+        before = self.guarded()
+        subprocess.run(["bash", "-c", command], cwd=self.canary.proj, capture_output=True, timeout=30,
+                       stdin=subprocess.DEVNULL, env={"PATH": "/usr/local/bin:/usr/bin:/bin",
+                                                      "HOME": str(self.canary.home), "LANG": "C.UTF-8"})
+        after = self.guarded()
+        changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+        assert not changed, (command, decision, changed)
+        assert not self.connections(), (command, decision)
+
+
+@pytest.fixture
+def ruled(canary_root, monkeypatch):
+    made = RuledBench(canary_root, monkeypatch)
+    yield made
+    made.close()
+
+
+@settings(max_examples=250, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(line=ruled_line())
+@example(line="git log --output ~/.bashrc").via("the issue's attack")
+@example(line="echo hi < /dev/tcp/127.0.0.2/{port}").via("the issue's attack")
+@example(line="T=touch; env -i $T touched").via("the issue's attack")
+def test_what_a_rule_allows_writes_no_guarded_file_and_opens_no_socket(ruled, line):
+    ruled.check(line)
+
+
+def test_the_ruled_property_runs_something(ruled):
+    """Not empty: a harmless line under the rules is allowed and run, and the effect the property
+    looks for is real when the rules are not asked (plain bash)."""
+    ruled.check("sort -o written.txt notes.txt && echo hi")
+    assert ruled.allowed == 1
+    subprocess.run(["bash", "-c", f"echo hi > /dev/tcp/127.0.0.2/{ruled.port}"], timeout=30)
+    assert ruled.connections() == 1

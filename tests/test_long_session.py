@@ -110,5 +110,5 @@ async def replay_on_screen(session_id: str, compactions: int) -> None:
         await wait_until(pilot, lambda: screen.shown == screen.position == screen.timeline.end, "the replay's end",
                          timeout=120)
         assert len(screen.table.rows) == 400
-        assert screen.compactions == compactions
+        assert screen.view.reports.compactions == compactions
         assert screen.chat.entries_of(CompactionDivider)  # the chat keeps every entry

@@ -86,3 +86,22 @@ async def test_the_users_own_memory_may_import_from_home(workspace: Workspace):
     workspace.write(".claude/CLAUDE.md", "@~/notes/mine.md\n", under=workspace.home)
     system, loaded, _ = await sent_and_loaded(workspace)
     assert "Prefer uv." in system and loaded.skipped == []
+
+
+async def test_a_denied_name_is_skipped_even_when_it_links_to_an_allowed_file(workspace: Workspace):
+    workspace.write("docs/env.md", f"{CANARY}\n")
+    os.symlink(workspace.project / "docs" / "env.md", workspace.project / ".env")
+    workspace.write("CLAUDE.md", "Config: @.env\n")
+    system, loaded, _ = await sent_and_loaded(workspace, settings={"permissions": {"deny": ["Read(.env)"]}})
+    assert CANARY not in system and [s["path"] for s in loaded.skipped] == [str(workspace.project / ".env")]
+
+
+def test_without_a_policy_only_the_working_directories_hold(workspace: Workspace):
+    from tui_app.agents.memory import MemoryService
+
+    secret(workspace, ".ssh/id_rsa", under=workspace.home)
+    workspace.write("CLAUDE.md", "Rules. @docs/a.md @~/.ssh/id_rsa\n")
+    workspace.write("docs/a.md", "Inside.\n")
+    memory = MemoryService(str(workspace.project), "base", str(workspace.home), policy=None).reload()
+    assert "Inside." in memory.prompt_section() and CANARY not in memory.prompt_section()
+    assert [s["path"] for s in memory.skipped] == [str(workspace.home / ".ssh" / "id_rsa")]

@@ -138,8 +138,8 @@ BASH_CASES = [
     C("readonly-git-branch-list", "Bash", "git branch -a", "allow", "tool"),
     C("git-branch-delete-not-readonly", "Bash", "git branch -D old", "ask", "mode"),
     C("find-delete-not-readonly", "Bash", "find . -name x -delete", "ask", "guard"),  # removes unknown files
-    C("find-exec-not-readonly", "Bash", "find . -exec rm {} ;", "ask", "mode"),
-    C("find-execdir-not-readonly", "Bash", "find . -execdir rm {} ;", "ask", "mode"),
+    C("find-exec-not-readonly", "Bash", "find . -exec rm {} ;", "ask", "guard"),  # removes unknown files
+    C("find-execdir-not-readonly", "Bash", "find . -execdir rm {} ;", "ask", "guard"),
     C("sort-compress-program-not-readonly", "Bash", "sort --compress-program=sh notes", "ask", "mode"),
     C("sort-compress-program-dontAsk-denies", "Bash", "sort --compress-program=sh notes", "deny", "mode",
       mode="dontAsk"),

@@ -17,7 +17,7 @@ from tui_app.runtime.events import (
     ToolCallStarted,
     TurnStarted,
 )
-from widgets.tool_rows import ToolRows, target_of_input
+from tui_app.view_model.tool_rows import ToolRows, target_of_input
 
 
 def requested(call_id: str, name: str = "Bash", data: object = None, ts: float = T0) -> ToolCallRequested:

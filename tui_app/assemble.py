@@ -184,8 +184,12 @@ def build_sandbox(policy: RulePolicy, settings: LoadedSettings) -> Any:
 
     values, errors = parse_sandbox(settings.sandbox_layers, policy.home)
     settings.errors.extend(errors)
+    from tui_app.config import user_config_dir
+    from tui_app.runtime.log.paths import vigil_home
+
     sandbox = SandboxPolicy(values, dirs=policy.dirs, home=policy.home, read_denials=policy.read_patterns,
-                            protected=lambda: policy.protected_paths, web_domains=policy.web_domains)
+                            protected=lambda: policy.protected_paths, web_domains=policy.web_domains,
+                            state_dirs=(str(vigil_home()), str(user_config_dir())))
     if sandbox.enabled:
         found = probe()
         sandbox.available, sandbox.unavailable_reason = found.available, found.reason

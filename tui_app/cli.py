@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent-command", metavar="PATH", help="the external agent's executable (default: on PATH)")
     parser.add_argument("--demo", action="store_true",
                         help="the bundled demo on a fresh sample project (headless with --output-format)")
+    parser.add_argument("--host", action="store_true",
+                        help="the session runs in the host and outlives this window (ctrl+q detaches)")
     parser.add_argument("--version", action="version", version="vigil 0.1.0")
     from tui_app.headless.sdk_cli import add_sdk_arguments
 
@@ -424,6 +426,10 @@ def dispatch(argv: Sequence[str] | None = None) -> int:
             return 2
         with exiting_on_signals():
             return run_prompt(args)
+    if args.host and not args.demo:
+        from tui_app.host.cli_commands import tui_in_host
+
+        return tui_in_host(args)
     demo = wants_demo(args)
     if demo and (args.output_format is not None or not (sys.stdout.isatty() or textual_driver_in_charge())):
         with exiting_on_signals():

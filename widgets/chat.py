@@ -56,6 +56,7 @@ from tui_app.runtime.events import (
 )
 from tui_app.runtime.messages import thinking_text
 from tui_app.runtime.results.sanitize import neutralize
+from tui_app.view_model.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 from widgets.chat_entry import ChatEntry, blank, wrapped, wrapped_height
 from widgets.compaction_divider import CompactionDivider
 from widgets.messages import CallSelected
@@ -63,7 +64,6 @@ from widgets.subagent_card import SubagentCard, SubagentProgress, fold_subagents
 from widgets.text.formatting import fmt_bytes, fmt_duration, short_path
 from widgets.text.line_render import content_strip, load_css, set_virtual_size
 from widgets.text.untrusted import one_line, plain
-from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 from widgets.user_notes import user_message_note
 
 ChatEntryT = TypeVar("ChatEntryT", bound=ChatEntry)
@@ -256,10 +256,12 @@ class ChatView(ScrollView, can_focus=True):
         Binding("enter", "activate", "Open", show=False),
     ]
 
-    def __init__(self, *, cwd: str | None = None, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(self, rows: ToolRows | None = None, *, cwd: str | None = None, name: str | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.cwd = cwd
+        #: the calls' rows: a screen's view model (which it folds), else the chat's own (`apply` folds)
+        self.rows = rows if rows is not None else ToolRows()
         self._lines: LRUCache[tuple[Any, ...], list[Strip]] = LRUCache(RENDER_CACHE)
         self._markdown: LRUCache[tuple[str, int], list[Strip]] = LRUCache(RENDER_CACHE)
         self._styles: dict[tuple[str, bool], Style] = {}
@@ -267,7 +269,6 @@ class ChatView(ScrollView, can_focus=True):
         self._start_empty()
 
     def _start_empty(self) -> None:
-        self.rows = ToolRows()
         self.entries: list[ChatEntry] = []
         #: heights at `_width` (exact once rendered), and where each entry starts
         self._heights: list[int] = []
@@ -292,7 +293,12 @@ class ChatView(ScrollView, can_focus=True):
     # ---- feeding ----------------------------------------------------------------------------
 
     async def apply(self, event: Any) -> None:
-        """Fold one session event into the conversation."""
+        """Fold one session event into the chat's rows and the conversation (a chat on its own)."""
+        await self.show(event, self.rows.apply(event))
+
+    async def show(self, event: Any, row: ToolRow | None) -> None:
+        """Show one session event in the conversation; `row`: the call row it changed (already
+        folded into `rows` by the screen's view model)."""
         self.applied += 1
         if getattr(event, "agent_id", None) is not None:
             self._subagent_event(event)
@@ -344,10 +350,8 @@ class ChatView(ScrollView, can_focus=True):
             self._notice(f"{event.code}: {event.message}", "warning")
         elif isinstance(event, FileChangedExternally):
             self._notice(f"{short_path(event.path, self.cwd)} changed outside Vigil ({event.change})", "warning")
-        else:
-            row = self.rows.apply(event)
-            if row is not None:
-                self._call_changed(row)
+        elif row is not None:
+            self._call_changed(row)
 
     async def add_notice(self, text: str, kind: str = "error") -> None:
         self._notice(text, kind)
@@ -438,16 +442,20 @@ class ChatView(ScrollView, can_focus=True):
         self._tops_valid = False
         self._changed()
 
-    async def rewind(self, events: Sequence[Any]) -> None:
+    async def rewind(self, events: Sequence[Any], rows: ToolRows | None = None) -> None:
         """Back to how the chat was after `events` (the first ones it was given): what appeared
-        later is removed, and the call lines show their calls as they were then."""
+        later is removed, and the call lines show their calls as they were then (`rows`: those
+        events already folded by the screen's view model)."""
         position = len(events)
         self._streams.clear()
         self._thinking.clear()
-        self.rows = ToolRows()
+        if rows is None:
+            rows = ToolRows()
+            for event in events:
+                rows.apply(event)
+        self.rows = rows
         self._last_error = ""
         for event in events:
-            self.rows.apply(event)
             if isinstance(event, ModelStepEnded) and event.error:
                 self._last_error = event.error
         self._batch += 1

@@ -1,13 +1,14 @@
 """The detail pane of the selected call: Diff | Output | Input | Result | Events.
 
-It folds every session event into its own CallRecords (`apply`) and shows one call (`show`);
+It shows one call (`show`) of the call records a screen's view model folds (`show_change`: what
+an event changed), or of its own records when it is used alone (`apply` folds the event first);
 only the shown call's views are touched by an event, and live output is appended, not reloaded.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
@@ -16,14 +17,14 @@ from textual.content import Content
 from textual.widgets import Static, TabbedContent, TabPane
 
 from tui_app.runtime.events import ToolCallError, ToolCallProgress, ToolCallResult, ToolCallStarted
-from widgets.call_record import CallRecord, CallRecords
+from tui_app.view_model.call_records import CallRecord, CallRecords
+from tui_app.view_model.tool_rows import state_of_error
 from widgets.diff.view import DiffView
 from widgets.output_view import OutputView
 from widgets.text.formatting import fmt_duration, short_path
 from widgets.text.line_render import load_css
 from widgets.text.text_view import TextView
 from widgets.text.untrusted import clean, one_line
-from widgets.tool_rows import state_of_error
 
 TABS = ("diff", "output", "input", "result", "events")
 
@@ -111,7 +112,12 @@ class DetailPane(Vertical):
     # ---- feeding ----------------------------------------------------------------------------
 
     def apply(self, event: Any) -> None:
-        changed = self.records.apply(event)
+        """Fold one event into the pane's records and show what it changed (a pane on its own; a
+        screen folds into its session's view model and calls `show_change`)."""
+        self.show_change(event, self.records.apply(event))
+
+    def show_change(self, event: Any, changed: Sequence[CallRecord]) -> None:
+        """`event` changed these records (already folded): redraw the call shown if it is one."""
         if self.call_id is None or not any(r.call_id == self.call_id for r in changed):
             return
         record = self.record

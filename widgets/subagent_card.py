@@ -15,12 +15,12 @@ from typing import Any
 from textual.content import Content
 from textual.strip import Strip
 
+from tui_app.view_model.tool_rows import CANCELLED_CODES, target_of_input
 from widgets.chat_entry import ChatEntry, EntryHost, blank, wrapped, wrapped_height
 from widgets.messages import CallSelected
 from widgets.text.formatting import fmt_duration
 from widgets.text.line_render import content_strip
 from widgets.text.untrusted import one_line, plain
-from widgets.tool_rows import CANCELLED_CODES, target_of_input
 
 #: lines of the final answer the card shows
 ANSWER_LINES = 3

@@ -11,7 +11,7 @@ space folds and unfolds them (← → belong to the replay's timeline).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -23,11 +23,11 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui_app.view_model.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 from widgets.messages import CallSelected
 from widgets.text.formatting import fmt_bytes, fmt_duration, looks_like_path, short_path
 from widgets.text.line_render import fit, load_css, set_virtual_size
 from widgets.text.untrusted import one_line
-from widgets.tool_rows import STATE_GLYPHS, ToolRow, ToolRows
 
 #: (name, title, width or 0 for "the rest", align, dropped below this table width)
 COLUMNS: tuple[tuple[str, str, int, str, int], ...] = (
@@ -118,26 +118,29 @@ class ToolTable(ScrollView, can_focus=True):
         self._rebuild_view()
 
     # ---- feeding ----------------------------------------------------------------------------
+    # A screen folds each event once into its session's view model and tells the table which row
+    # changed (`show_row`, `show_rows`, `mark_stale`); alone, the table folds events itself (`apply`).
 
     def apply(self, event: Any) -> ToolRow | None:
-        """Fold one session event in and redraw what it changed."""
+        """Fold one session event into the table's rows and redraw what it changed."""
         row = self.rows.apply(event)
         if row is not None:
-            self._row_changed(row)
+            self.show_row(row)
         return row
 
     def apply_many(self, batch: Iterable[Any]) -> None:
-        """A batch of events (a replay, a burst from the bridge) with a single relayout."""
-        changed = [row for event in batch if (row := self.rows.apply(event)) is not None]
+        """Fold a batch of events (a replay, a burst) into the table's rows, with a single relayout."""
+        self.show_rows([row for event in batch if (row := self.rows.apply(event)) is not None])
+
+    def show_rows(self, changed: Sequence[ToolRow]) -> None:
+        """Rows changed by a batch (already folded): one relayout."""
         if changed:
             self._rebuild_view()
             self.refresh()
 
-    def fold_in(self, batch: Iterable[Any]) -> None:
-        """Fold events into the rows without laying the table out (a replay catching up: a layout
-        per batch made a long catch-up quadratic); `settle` lays it out once at the end."""
-        for event in batch:
-            self.rows.apply(event)
+    def mark_stale(self) -> None:
+        """The rows changed and the table is not laid out yet (a replay catching up: a layout per
+        batch made a long catch-up quadratic); `settle` lays it out once at the end."""
         self._stale = True
 
     def settle(self) -> None:
@@ -156,7 +159,8 @@ class ToolTable(ScrollView, can_focus=True):
         self._rebuild_view()
         self.refresh()
 
-    def _row_changed(self, row: ToolRow) -> None:
+    def show_row(self, row: ToolRow) -> None:
+        """One row changed (already folded): redraw its line, or lay out again when it is new."""
         index = self._position.get(row.call_id)
         visible = self._passes(row)
         if row.parent is not None and index is None:

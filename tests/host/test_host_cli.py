@@ -224,3 +224,27 @@ def test_another_user_is_refused_even_when_the_socket_is_opened_to_all(host: Hos
     answer = json.loads(as_nobody())
     assert answer["error"]["code"] == "forbidden" and "uid 65534" in answer["error"]["message"]
     assert host.vigil("ls", "--json").stdout.strip() == "[]"  # and the host serves its own user
+
+
+def test_a_client_that_goes_away_mid_request_leaves_nothing_half_done(host: HostKit) -> None:
+    host.vigil("ls")
+    settings = host.root / "slow-start.json"  # a SessionStart hook: the start takes a second
+    hook = {"type": "command", "command": "sleep 1"}
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}}))
+    client = host.connect()
+    client.hello()
+    options = {"cwd": str(host.project), "script": str(host.script(write_steps())), "settings_file": str(settings)}
+    client.send_line(json.dumps({"id": 9, "method": "new", "params": {"options": options, "prompt": "go"}}).encode())
+    client.close()  # long before the answer
+    entry = waiting(host, 1)[0]  # the session was started all the same, and its first turn runs
+    assert host.row(entry["session"])["state"] == "waiting"
+
+
+def test_watch_as_stream_json_prints_claude_codes_lines(host: HostKit) -> None:
+    session = host.new([{"text": "Hello from the host."}], "hi")
+    host.wait(lambda: host.row(session)["state"] == "idle", "the turn")
+    host.vigil("end", session)
+    out = host.vigil("watch", session, "--output-format", "stream-json").stdout
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["type"] for line in lines] == ["assistant"]
+    assert lines[0]["message"]["content"] == [{"type": "text", "text": "Hello from the host."}]

@@ -21,14 +21,17 @@ class SlowPeer:
         self.notes: list[tuple[str, dict[str, Any]]] = []
         self.reading = asyncio.Event()
 
-    def send_line(self, line: str) -> None:
-        self.lines.append(line)
+    def send_bytes(self, data: bytes) -> None:
+        self.lines += data.decode().splitlines()
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.notes.append((method, params))
 
     async def drain(self) -> None:
         await self.reading.wait()
+
+    def buffered(self) -> int:
+        return 0 if self.reading.is_set() else 1 << 20  # a reader that does not read: the buffer is full
 
     def seqs(self) -> list[int]:
         return [json.loads(split_event(line.encode())[1])["seq"] for line in self.lines]

@@ -83,3 +83,20 @@ async def test_an_answer_from_another_client_closes_the_dialog_saying_who(host: 
         )
     app.close_runtime()
     assert json.dumps(host.events(session)).count('"PermissionResolved"') == 1
+
+
+async def test_ending_the_session_from_the_palette_ends_it_in_the_host(host: HostKit) -> None:
+    session = host.new([{"text": "Hello."}], "hi")
+    host.wait(lambda: host.row(session)["state"] == "idle", "the first turn")
+    app, _ = attached_app(host, session)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await wait_until(pilot, lambda: app.events_of("TurnEnded"), "the replayed turn")
+        from tui_app.app.commands import commands
+
+        entries = {name: callback for name, callback, _ in commands(app.main)}
+        assert "Quit Vigil" not in entries and "Detach (quit Vigil)" in entries
+        await entries["End the session"]()
+        await pilot.pause()
+    app.close_runtime()
+    assert host.row(session)["state"] == "ended"
+    assert [e["type"] for e in host.events(session)][-1] == "SessionEnded"

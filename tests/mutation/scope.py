@@ -2,9 +2,9 @@
 
 The permission room: rules, the policy, path rules, bash parsing and classification, the working
 directories, the second look at what a file tool opened (descriptor checks), the sandbox's
-decisions, the broker and the approval stage, and the hook decisions (what a hook's output means,
-how several hooks' words combine, which hooks run, and where the pipeline folds their word into
-the policy's).
+decisions, what memory files may put into the prompt, the broker and the approval stage, and the
+hook decisions (what a hook's output means, how several hooks' words combine, which hooks run, and
+where the pipeline folds their word into the policy's).
 
 Left unmutated, on purpose:
 
@@ -41,7 +41,12 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/permissions/bash/readonly.py": None,
     "tui_app/runtime/permissions/bash/programs.py": None,
     "tui_app/runtime/permissions/bash/rules.py": None,
+    "tui_app/runtime/permissions/bash/git_guard.py": None,
+    "tui_app/runtime/permissions/bash/outputs.py": None,
+    "tui_app/runtime/permissions/bash/launchers.py": None,
+    "tui_app/runtime/permissions/bash/trees.py": None,
     "tui_app/runtime/permissions/sandbox_policy.py": None,
+    "tui_app/runtime/permissions/sandbox_secrets.py": None,
     "tui_app/runtime/permissions/self_protection.py": None,
     "tui_app/runtime/permissions/descriptor_checks.py": None,
     "tui_app/runtime/permissions/network_ask.py": None,
@@ -53,19 +58,26 @@ ALL_TARGETS: dict[str, tuple[str, ...] | None] = {
     "tui_app/runtime/hooks/config.py": ("compile_matcher", "MatcherGroup", "HookConfig"),
     "tui_app/runtime/hooks/command.py": ("compose_inputs", "CommandHooks.has_permission_request_hooks",
                                          "CommandHooks.pre_tool_use", "CommandHooks.permission_request"),
-    "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "start"),
+    "tui_app/runtime/pipeline.py": ("pre_tool_use", "decide_permission", "note_checked_paths", "start"),
+    "tui_app/agents/memory.py": ("_Loader.refusal", "_Loader.skip", "policy_guard"),
     # trust before code: what a project's own files may run, and when
     "tui_app/project_trust.py": ("fingerprint", "truthy", "TrustStore", "ProjectTrust.trusted",
                                  "ProjectTrust.needs_answer", "ProjectTrust.server_allowed", "ProjectTrust.held",
                                  "ProjectTrust.waiting", "ProjectTrust.grant", "ProjectTrust.answer",
                                  "user_mcp_choices", "decide_trust"),
     "tui_app/assemble.py": ("build_trust",),
+    # the host: who may use its socket, and what a killed host's open requests become (never an allow)
+    "tui_app/host/server.py": ("peer_allowed", "peer_uid"),
+    "tui_app/runtime/log/lost_calls.py": None,
+    # an ACP agent's `bash -lc CMD` is judged as CMD: only the exact form may unwrap
+    "tui_app/agents/acp/tool_calls.py": ("unwrap_shell", "unwrap_command", "shell_c", "SHELLS"),
 }
 
 #: parsing, the read-only programs' option tables, the sandbox and hook configuration: `SCOPE=all`
 NOT_IN_DECISIONS = frozenset({
     "tui_app/runtime/permissions/bash/parse.py", "tui_app/runtime/permissions/bash/words.py",
     "tui_app/runtime/permissions/bash/programs.py", "tui_app/runtime/permissions/sandbox_policy.py",
+    "tui_app/runtime/permissions/sandbox_secrets.py",
     "tui_app/runtime/permissions/network_ask.py", "tui_app/runtime/permissions/updates.py",
     "tui_app/runtime/hooks/config.py",
 })
@@ -73,7 +85,9 @@ DECISIONS = {f: q for f, q in ALL_TARGETS.items() if f not in NOT_IN_DECISIONS}
 TARGETS = ALL_TARGETS if os.environ.get("VIGIL_MUTATE_SCOPE") == "all" else DECISIONS
 
 #: keyword arguments of these calls are allow-lists (see above)
-ALLOW_LIST_CALLS = {"Program": frozenset({"short", "short_value", "long", "long_value", "long_optional"})}
+ALLOW_LIST_CALLS = {"Program": frozenset({"short", "short_value", "long", "long_value", "long_optional"}),
+                    # the options of a writer whose value is no file: one taken out only makes more words files
+                    "Writes": frozenset({"value_short", "value_long"})}
 #: module-level names whose values are allow-lists (see above)
 ALLOW_LIST_NAMES = frozenset({
     "ALLOWED_NODES", "SAFE_ASSIGNMENTS", "FIND_TESTS", "FIND_TESTS_WITH_VALUE", "TEST_UNARY", "TEST_BINARY",
@@ -102,14 +116,20 @@ TEST_FILES = (
     "tests/test_settings.py",
     "tests/test_search_deny.py",
     "tests/test_descriptor_checks.py",
+    "tests/test_memory_files.py",
+    "tests/test_memory_imports_guarded.py",
     "tests/test_pipeline_failures.py",
     "tests/test_sandbox.py",
     "tests/test_sandbox_network.py",
+    "tests/test_sandbox_secrets.py",
     "tests/test_attack_corpus.py",
     "tests/test_sandbox_protected_trees.py",
     "tests/test_hook_seal.py",
     "tests/test_project_trust.py",
     "tests/test_project_trust_parts.py",
     "tests/tui/test_trust_dialog.py",
+    "tests/test_attack_options_and_spellings.py",
+    "tests/host/test_host_inprocess.py",
+    "tests/test_acp_parts.py",
     *sorted(str(p.relative_to(_ROOT)) for p in (_ROOT / "tests" / "permission").glob("test_*.py")),
 )

@@ -18,6 +18,9 @@ LAUNCHED = [
     ("env", "env curl x"),
     ("env-i", "env -i curl x"),
     ("env-assignments", "env -i A=1 B=2 curl x"),
+    ("env-assignment-underscore", "env MY_VAR=1 curl x"),
+    ("env-assignment-any-name", "env 1A=1 curl x"),
+    ("env-assignment-odd-name", "env -- A-B=1 curl x"),
     ("env-unset", "env -u HOME curl x"),
     ("env-chdir", "env -C /tmp curl x"),
     ("env-split-string", "env -S 'curl x'"),
@@ -49,6 +52,9 @@ LAUNCHED = [
     ("find-exec", "find . -maxdepth 0 -exec curl x ';'"),
     ("find-execdir-plus", "find . -execdir curl {} +"),
     ("find-ok", "find . -ok curl x \\;"),
+    ("find-okdir", "find . -okdir curl x ';'"),
+    ("find-without-path", "find -exec curl x ';'"),
+    ("find-second-exec", "find . -exec true {} + -exec curl x ';'"),
     ("trap", "trap 'curl x' EXIT"),
     ("trap-double-quoted", 'trap "curl x" INT TERM'),
     ("trap-dashdash", "trap -- 'curl x' EXIT"),
@@ -83,6 +89,11 @@ RUN_TIME = [
     ("after-env", "env $C x"),
     ("env-unknown-option", "env $OPT curl x"),
     ("timeout-unknown-duration", "timeout $T curl x"),
+    ("time-unknown-option", "time $O curl x"),
+    ("nohup-unknown-option", "nohup $O curl x"),
+    ("builtin-unknown-option", "builtin $O curl x"),
+    ("command-unknown-option", "command $O curl x"),
+    ("stdbuf-unknown-option", "stdbuf $O curl x"),
     ("nice-unknown-option", "nice $N curl x"),
     ("sudo-unknown-user", "sudo -u $U curl x"),
     ("find-exec-variable", "find . -exec $C x ';'"),
@@ -126,3 +137,48 @@ def test_without_a_rule_to_slip_past_a_program_known_at_run_time_is_the_modes_to
 def test_what_only_names_the_program_does_not_run_it(world, command):
     decision = decide(world, command, mode="bypassPermissions", allow=["Bash"], deny=["Bash(curl *)"])
     assert decision.behavior == "allow", decision
+
+
+# what a launched command writes is checked like the line's own writes
+LAUNCHED_WRITES = [
+    ("env-sort-o", "env sort -o src/app.py notes"),
+    ("sudo-touch", "sudo touch src/app.py"),
+    ("exec-redirect-in-su", "su -c 'echo x > src/app.py'"),
+    ("find-exec-cp", "find . -maxdepth 0 -exec cp notes src/app.py ';'"),
+    ("xargs-options-tee", "echo x | xargs -0 tee src/app.py"),
+    ("nested", "env -i sudo git log --output=src/app.py"),
+]
+
+
+@pytest.mark.parametrize("command", [c for _, c in LAUNCHED_WRITES], ids=[i for i, _ in LAUNCHED_WRITES])
+def test_an_edit_deny_rule_holds_against_what_a_launched_command_writes(world, command):
+    decision = decide(world, command, mode="bypassPermissions", allow=["Bash"], deny=["Edit(./src/**)"])
+    assert (decision.behavior, decision.decided_by) == ("deny", "rule"), decision
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -C /tmp touch app.py",
+        "sudo -D /tmp touch app.py",
+        "chroot /srv touch app.py",
+        "env --chdir=/tmp touch app.py",
+        "env --chdir /tmp touch app.py",
+        "sudo --chdir=/tmp touch app.py",
+        "unshare --wd=/tmp touch app.py",
+        "unshare --root=/srv touch app.py",
+        "nsenter --wd=/tmp touch app.py",
+        "nsenter --root=/srv touch app.py",
+        "nsenter -w/tmp touch app.py",
+        "nsenter -r /srv touch app.py",
+    ],
+)
+def test_a_command_started_elsewhere_writes_files_only_known_at_run_time(world, command):
+    decision = decide(world, command, mode="bypassPermissions", allow=["Bash"], deny=["Edit(./src/**)"])
+    assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision
+    assert "only known at run time" in decision.reason
+
+
+def test_a_launched_write_into_a_protected_path_asks_under_the_launchers_rule(world):
+    decision = decide(world, "env FOO=1 git log --output=.git/config", allow=["Bash(env *)"])
+    assert (decision.behavior, decision.decided_by) == ("ask", "guard"), decision

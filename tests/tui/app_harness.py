@@ -51,10 +51,10 @@ class AppUnderTest(VigilApp):
             return
         original = self.main.apply
 
-        async def recorded(events: Any) -> None:
+        async def recorded(events: Any) -> Any:
             self.seen.extend(events)
             self.batch_sizes.append(len(events))
-            await original(events)
+            return await original(events)
 
         self.main.apply = recorded  # type: ignore[method-assign]
         try:

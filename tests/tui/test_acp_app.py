@@ -87,6 +87,9 @@ async def test_shift_tab_walks_the_agents_modes_and_its_commands_complete_in_the
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         await wait_until(pilot, lambda: "agent Ask first" in screen_text(app), "the agent's mode in the header")
+        # the other agents come with the session's facts, which may land a frame after the header
+        await wait_until(pilot, lambda: "Agent: vigil" in [name for name, _, _ in commands(app.main)],
+                         "the other agents in the palette")
         offered = [name for name, _, _ in commands(app.main)]
         assert {"fixture mode: Auto", "fixture mode: Accept edits", "Agent: vigil", "Agent: claude-code"} <= set(
             offered) and "Agent: fixture" not in offered  # the palette: the agent's modes, the other agents

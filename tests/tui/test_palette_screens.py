@@ -160,7 +160,7 @@ async def test_a_replay_shows_the_recorded_settings_report_and_mcp_servers(tmp_p
         await pilot.press("escape")
         screen.go(1)
         await caught_up(pilot)
-        assert screen.mcp_statuses == {} and screen.settings_reports == []
+        assert screen.view.reports.mcp == {} and screen.view.reports.settings == []
 
 
 async def test_the_theme_command_opens_the_theme_picker(tmp_path, monkeypatch):

@@ -131,10 +131,11 @@ class CallBook:
                                                  decided_by="agent", reason=reason))
 
     def start(self, call_id: str, data: Any = None, agent_decision: str | None = None,
-              target: str | None = None) -> None:
-        """The call runs now. `agent_decision` says how the agent decided by itself (shown when
-        Vigil was not the one that allowed it); `target` is the table's one line for it when the
-        agent's words say it better than Vigil's spec of a tool by that name."""
+              target: str | None = None, at: float | None = None) -> None:
+        """The call runs now (or since `at`, a perf_counter time, when the agent said so before
+        Vigil could tell it ran unasked). `agent_decision` says how the agent decided by itself
+        (shown when Vigil was not the one that allowed it); `target` is the table's one line for it
+        when the agent's words say it better than Vigil's spec of a tool by that name."""
         call = self.calls.get(call_id)
         if call is None or call.started_at is not None or call.settled:
             return
@@ -144,7 +145,8 @@ class CallBook:
             self.session.emit(PermissionResolved(
                 turn_id=self.turn_id, call_id=call_id, decision="allow", decided_by="agent",
                 reason=agent_decision or f"allowed by {self.agent_label}"))
-        call.started_at = time.perf_counter()
+        call.started_at = time.perf_counter() if at is None else at
+        call.requested_at = min(call.requested_at, call.started_at)
         spec = self.session.registry.resolve(call.name)
         data = call.input if isinstance(call.input, dict) else {}
         try:

@@ -24,7 +24,7 @@ from tui_app.runtime.events import ToolCallError, ToolCallProgress, ToolCallResu
 from tui_app.runtime.executor import TurnControl
 from tui_app.tools.bash.output import OutputCollector
 from tui_app.tools.bash.shell_run import ShellRun
-from tui_app.tools.bash.tool import GRACE_S, display_of, shell_env
+from tui_app.tools.bash.tool import GRACE_S, display_of
 
 USER_FLAGS = ToolFlags(side_effect_scope="system", needs_approval=False, risk="medium")
 #: what the model gets of each stream (Bash's budget); the Output tab and the artifact keep all
@@ -66,7 +66,9 @@ async def _run(session: Any, command: str, control: TurnControl) -> int | None:
     collector = OutputCollector(artifacts=session.services.get("artifacts"), call_id=call_id, progress=sink)
     began = time.monotonic()
     try:
-        run = await ShellRun.start(user_shell_wrapper(command), session.cwd, shell_env(), collector.feed, GRACE_S)
+        # the user's own command gets the user's whole environment (the model's commands do not)
+        run = await ShellRun.start(user_shell_wrapper(command), session.cwd, dict(os.environ), collector.feed,
+                                   GRACE_S)
     except OSError as exc:
         collector.finish()
         message = f"Could not start the shell in {session.cwd}: {exc.strerror or exc}"

@@ -34,16 +34,13 @@ SLASH_PALETTE = (
 
 
 def run_slash(main: MainScreen, text: str) -> None:
-    from tui_app.app.slash_actions import handle_prompt, send_prompt  # live sessions only: a replay loads none
-
-    if not handle_prompt(main, text):
-        main.run_worker(send_prompt(main, text), group="prompt")
+    main.submit_text(text)
 
 
 def open_memory_files(main: MainScreen) -> None:
     from tui_app.app.screens.info import InfoScreen
 
-    main.app.push_screen(InfoScreen("Memory files", memory_lines(main.memory_reports)))
+    main.app.push_screen(InfoScreen("Memory files", memory_lines(main.view.reports.memory)))
 
 MODE_HELP = {
     "default": "ask before edits, commands and other side effects",
@@ -57,7 +54,7 @@ MODE_HELP = {
 def agent_commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
     """The agent's own modes (ACP), and a new session with each agent Vigil can run."""
     found: list[tuple[str, Callable[[], Any], str]] = []
-    offered = main.agent_modes
+    offered = main.view.reports.agent_modes
     if offered is not None:
         for mode in offered.modes:
             found.append((f"{offered.agent} mode: {mode.name}", partial(main.set_agent_mode, mode.id),
@@ -66,7 +63,7 @@ def agent_commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]
     names = controls.known.agent_names if controls is not None and controls.known is not None else None
     request = getattr(main.app, "request_agent", None)
     if names and request is not None:
-        current = main.header.state.agent or "vigil"
+        current = main.view.header.agent or "vigil"
         for name in names:
             if name != current:
                 found.append((f"Agent: {name}", partial(request, name),
@@ -128,8 +125,12 @@ def commands(main: MainScreen) -> list[tuple[str, Callable[[], Any], str]]:
     found += [
         ("Theme: dark", partial(setattr, main.app, "theme", "textual-dark"), ""),
         ("Theme: light", partial(setattr, main.app, "theme", "textual-light"), ""),
-        ("Quit Vigil", main.app.action_quit, "ctrl+q: every child process is stopped first"),
     ]
+    if getattr(app, "detaches", False):  # the session lives in the host: quitting leaves it running
+        found += [("Detach (quit Vigil)", app.action_quit, "ctrl+q: the session goes on in the host"),
+                  ("End the session", app.end_session, "its agent and processes stop, in the host too")]
+    else:
+        found.append(("Quit Vigil", main.app.action_quit, "ctrl+q: every child process is stopped first"))
     return found
 
 

@@ -6,22 +6,40 @@ a file chosen in it opens with its diff against the session's start when the ses
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from tui_app.tools.project_files import list_project_files
 from widgets.panels.side import SidePanels
 
-if TYPE_CHECKING:
-    from tui_app.app.screens.main import MainScreen
-
 PANELS = ("files", "plan")
 
 
-def panels_of(screen: MainScreen) -> SidePanels:
+class PanelsHost(Protocol):
+    """What the panels use of the screen they are on (the main screen)."""
+
+    cwd: str | None
+
+    @property
+    def app(self) -> Any: ...
+
+    @property
+    def prompt(self) -> Any: ...
+
+    @property
+    def focused(self) -> Any: ...
+
+    def query_one(self, selector: Any) -> Any: ...
+
+    def set_class(self, add: bool, *names: str) -> Any: ...
+
+    def action_focus(self, what: str) -> None: ...
+
+
+def panels_of(screen: PanelsHost) -> SidePanels:
     return screen.query_one(SidePanels)
 
 
-def toggle_panel(screen: MainScreen, name: str) -> None:
+def toggle_panel(screen: PanelsHost, name: str) -> None:
     if name not in PANELS:
         return
     panels = panels_of(screen)
@@ -36,7 +54,7 @@ def toggle_panel(screen: MainScreen, name: str) -> None:
         screen.action_focus("prompt" if screen.prompt.display else "table")
 
 
-def reload_files(screen: MainScreen) -> None:
+def reload_files(screen: PanelsHost) -> None:
     panels = panels_of(screen)
     root = panels.cwd or screen.cwd or os.getcwd()
     panels.cwd = root
@@ -57,7 +75,7 @@ def reload_files(screen: MainScreen) -> None:
     panels.run_worker(work, thread=True, group="file-tree", exclusive=True, exit_on_error=False)
 
 
-def open_file(screen: MainScreen, rel: str) -> None:
+def open_file(screen: PanelsHost, rel: str) -> None:
     from tui_app.app.screens.file_view import FileViewScreen
 
     panels = panels_of(screen)

@@ -106,7 +106,7 @@ def open_add_directory(screen: MainScreen) -> None:
 def open_settings_files(screen: MainScreen) -> None:
     from tui_app.app.screens.settings_files import SettingsFilesScreen
 
-    screen.app.push_screen(SettingsFilesScreen(screen.settings_reports))
+    screen.app.push_screen(SettingsFilesScreen(screen.view.reports.settings))
 
 
 def open_mcp_servers(screen: MainScreen) -> None:
@@ -118,8 +118,8 @@ def open_mcp_servers(screen: MainScreen) -> None:
     known = controls.known if controls is not None else None
     if controls is not None and known is not None and known.mcp_servers:
         source: Any = LiveServers(controls)
-    elif screen.mcp_statuses:
-        source = RecordedServers(screen.mcp_statuses)
+    elif screen.view.reports.mcp:
+        source = RecordedServers(screen.view.reports.mcp)
     else:
         screen.notify("No MCP servers in this session (configure them in .mcp.json or with --mcp-config).",
                       markup=False)

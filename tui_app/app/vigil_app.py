@@ -28,9 +28,8 @@ from textual.message import Message
 from tui_app.app.bridge import SessionRunner
 from tui_app.app.commands import VigilCommands
 from tui_app.app.controls import SessionClient
-from tui_app.app.dialogs import ApprovalQueue, DialogOptions, QuestionQueue
 from tui_app.app.event_batch import coalesce
-from tui_app.app.plan_dialog import PlanQueue
+from tui_app.app.request_queue import DialogOptions, RequestQueue
 from tui_app.app.screens.main import MainScreen
 from tui_app.app.theme import pick_theme
 from tui_app.runtime.session import Session
@@ -100,9 +99,8 @@ class VigilApp(App[int]):
                                table_clock=table_clock)
         options = DialogOptions(cwd=cwd, key_guard_s=key_guard_s, clock=guard_clock, ring_bell=ring_bell,
                                 forward_keys=self._typed_during_guard, can_open=self._on_main_screen)
-        self.approvals = ApprovalQueue(self, self._answer, options)
-        self.questions = QuestionQueue(self, self._answer, options)
-        self.plans = PlanQueue(self, self._answer, options)
+        #: the dialogs over the requests waiting for the user (the main screen's view folds them)
+        self.requests = RequestQueue(self, self.main.view.requests, self._answer, options)
         from tui_app.app.notifier import attach_notifications
 
         attach_notifications(self)  # desktop notifications and the idle_prompt Notification hook
@@ -173,11 +171,9 @@ class VigilApp(App[int]):
         try:
             batch = coalesce(events)
             self.batches += 1
-            await self.main.apply(batch)
+            settled = await self.main.apply(batch)
             self._ask_trust(batch)
-            self.approvals.observe(batch)
-            self.questions.observe(batch)
-            self.plans.observe(batch)
+            self.requests.observe(settled)
             self.notifier.observe(batch)
             self.idle_prompt.observe(batch)
         finally:
@@ -237,9 +233,7 @@ class VigilApp(App[int]):
 
     def show_waiting_dialogs(self) -> None:
         """Back on the main screen: a request that waited meanwhile opens now."""
-        self.approvals.observe(())
-        self.questions.observe(())
-        self.plans.observe(())
+        self.requests.observe(())
 
     # ---- answers out ------------------------------------------------------------------------
 
@@ -285,6 +279,15 @@ class VigilApp(App[int]):
         if self.runner is not None and not self.closed:
             self.closed = True
             self.runner.close()
+
+    async def end_session(self) -> None:
+        """End the session itself (not only this window): its agent and processes stop."""
+        from tui_app.runtime.commands import EndSession
+
+        if self.controls is not None and not self.closed:
+            self.notify("Ending the session…", markup=False)
+            await self.controls.ask(EndSession(reason="ended from the TUI"))
+        self.exit(0)
 
     async def action_quit(self) -> None:
         if self.runner is not None and not self.closed:

@@ -111,11 +111,33 @@ def cmd_new(argv: list[str]) -> int:
     parser.add_argument(
         "--disallowedTools", "--disallowed-tools", dest="disallowed", action="append", type=_tools_list, default=[]
     )
+    parser.add_argument("--attach", action="store_true", help="then open the TUI on it")
     args = parser.parse_args(argv)
+    options = new_options(
+        args, [r for group in args.allowed for r in group], [r for group in args.disallowed for r in group]
+    )
+    started: list[str] = []
+
+    async def work(host: HostClient) -> int:
+        result = await host.call("new", options=options, prompt=args.prompt)
+        reply = result.get("reply")
+        if reply and not reply.get("ok", True):
+            say(f"the first prompt was refused: {reply.get('message')}")
+        print(f"Started session {result['session']}")
+        started.append(result["session"])
+        return 0
+
+    code = run_client(work)
+    return attach_tui(started[0]) if code == 0 and args.attach else code
+
+
+def new_options(args: argparse.Namespace, allowed: list[str], disallowed: list[str]) -> dict[str, Any]:
+    """A new session's options from the CLI's flags; paths made absolute (the host runs in /)."""
 
     def absolute(path: str | None) -> str | None:
         return os.path.abspath(os.path.expanduser(path)) if path else None
 
+    settings = args.settings
     options = {
         "cwd": absolute(args.cwd) or os.getcwd(),
         "agent": args.agent,
@@ -124,23 +146,33 @@ def cmd_new(argv: list[str]) -> int:
         "permission_mode": args.permission_mode,
         "provider": args.provider,
         "model": args.model,
-        "settings_file": absolute(args.settings)
-        if args.settings and not args.settings.lstrip().startswith("{")
-        else args.settings,
+        "settings_file": absolute(settings) if settings and not settings.lstrip().startswith("{") else settings,
         "no_claude_settings": args.no_claude_settings or None,
-        "allowed_tools": [r for group in args.allowed for r in group] or None,
-        "disallowed_tools": [r for group in args.disallowed for r in group] or None,
+        "allowed_tools": allowed or None,
+        "disallowed_tools": disallowed or None,
+        "mcp_config": [absolute(p) for p in getattr(args, "mcp_config", None) or []] or None,
+        "strict_mcp_config": getattr(args, "strict_mcp_config", None) or None,
+        "max_turns": getattr(args, "max_turns", None),
     }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def tui_in_host(args: argparse.Namespace) -> int:
+    """`vigil --host`: the TUI on a new session of the host in the cwd (with `--resume ID`: on that
+    session of the host, resumed when it was interrupted)."""
+    if args.resume:
+        return attach_tui(args.resume)
+    options = new_options(
+        args, [r for group in args.allowed_tools for r in group], [r for group in args.disallowed_tools for r in group]
+    )
+    started: list[str] = []
 
     async def work(host: HostClient) -> int:
-        result = await host.call("new", options={k: v for k, v in options.items() if v is not None}, prompt=args.prompt)
-        reply = result.get("reply")
-        if reply and not reply.get("ok", True):
-            say(f"the first prompt was refused: {reply.get('message')}")
-        print(f"Started session {result['session']}")
+        started.append((await host.call("new", options=options))["session"])
         return 0
 
-    return run_client(work)
+    code = run_client(work, client="tui")
+    return attach_tui(started[0]) if code == 0 else code
 
 
 # ---- ls / inbox -------------------------------------------------------------------------------------
@@ -307,11 +339,12 @@ async def watch(host: HostClient, session_id: str, after: int, fmt: str) -> int:
         except BrokenPipeError:
             done.set_result(0)
 
+    if fmt == "stream-json":  # before the replay starts: its first events come with the answer
+        rows = [r for r in await host.call("list") if r.get("id") == session_id]
+        transcript = stream_transcript(session_id, rows[0] if rows else {}, out)
     host.peer.on_notify = on_notify
     host.peer.on_event = on_event
-    attached = await host.call("attach", session=session_id, after_seq=after)
-    if fmt == "stream-json":
-        transcript = stream_transcript(attached, out)
+    await host.call("attach", session=session_id, after_seq=after)
     closed = asyncio.ensure_future(host.peer.closed.wait())
     await asyncio.wait({done, closed}, return_when=asyncio.FIRST_COMPLETED)
     if done.done():
@@ -320,15 +353,14 @@ async def watch(host: HostClient, session_id: str, after: int, fmt: str) -> int:
     return 1
 
 
-def stream_transcript(attached: dict[str, Any], out: Any) -> Any:
+def stream_transcript(session_id: str, row: dict[str, Any], out: Any) -> Any:
     """Claude Code's stream-json lines from the host's events (no live Session here)."""
     from types import SimpleNamespace
 
     from tui_app.headless.stream_json import Transcript
 
-    row = attached.get("row") or {}
     stub = SimpleNamespace(
-        id=attached["session"],
+        id=session_id,
         cwd=row.get("cwd", ""),
         provider_name=row.get("agent", ""),
         base_url=None,

@@ -21,6 +21,8 @@ from tui_app.host.wire import ConnectionLost, dumps, event_line_prefix
 QUEUE_BOUND = 4096
 #: lines written before waiting for the socket to take them
 BATCH = 256
+#: bytes a connection may have waiting in its socket buffer for an event to be written at once
+DIRECT_LIMIT = 1 << 16
 
 STATES = ("running", "waiting", "idle", "ended", "interrupted")
 
@@ -28,7 +30,9 @@ STATES = ("running", "waiting", "idle", "ended", "interrupted")
 class LinePeer(Protocol):
     """What a subscription needs of a connection (the wire's Peer)."""
 
-    def send_line(self, line: str) -> None: ...
+    def send_bytes(self, data: bytes) -> None: ...
+
+    def buffered(self) -> int: ...
 
     def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
@@ -61,8 +65,8 @@ class HostedSession:
         #: set for a session that is not live: "ended" or "interrupted"
         self.rest_state = state if state in ("ended", "interrupted") else None
         self.reason = reason
-        #: (seq, notification line) of every logged event, in order
-        self.lines: list[tuple[int, str]] = []
+        #: (seq, notification line, encoded, with its newline) of every logged event, in order
+        self.lines: list[tuple[int, bytes]] = []
         self.loaded = False
         #: request id → inbox entry, oldest first
         self.pending: dict[str, dict[str, Any]] = {}
@@ -95,7 +99,7 @@ class HostedSession:
         """Called by the session (on the host's loop) for every event it emits."""
         self.last_activity = time.time()
         if event.ephemeral:
-            line = self._prefix + event.model_dump_json() + "}}"
+            line = self._encode(event)
             for sub in tuple(self.subscriptions):
                 if sub.partial:
                     sub.offer(event.seq, line, ephemeral=True)
@@ -103,18 +107,24 @@ class HostedSession:
         seq, line = self._keep(event)
         for sub in tuple(self.subscriptions):
             sub.offer(seq, line)
-        if event.type == "SessionEnded" and self.session is not None:
-            self.rest_state = "ended"
-            self.reason = event.reason
+        if event.type == "SessionEnded":
+            if self.session is not None:
+                self.rest_state = "ended"
+                self.reason = event.reason
+            for sub in tuple(self.subscriptions):
+                sub.poke()  # a caught-up client was written to directly: its task tells it the session ended
 
-    def _keep(self, event: Any) -> tuple[int, str]:
-        line = self._prefix + event.model_dump_json() + "}}"
+    def _keep(self, event: Any) -> tuple[int, bytes]:
+        line = self._encode(event)
         entry = (event.seq, line)
         self.lines.append(entry)
         self._fold(event)
         return entry
 
-    def lines_after(self, seq: int) -> list[tuple[int, str]]:
+    def _encode(self, event: Any) -> bytes:
+        return (self._prefix + event.model_dump_json() + "}}\n").encode("utf-8")
+
+    def lines_after(self, seq: int) -> list[tuple[int, bytes]]:
         if not self.lines or seq >= self.lines[-1][0]:
             return []
         if seq <= 0:
@@ -231,25 +241,37 @@ class Subscription:
         self.partial = partial
         self.bound = bound
         self.sent_seq = after_seq
-        self.queue: deque[tuple[int, str]] = deque()
+        self.queue: deque[tuple[int, bytes]] = deque()
         #: the queue overflowed (or nothing was sent yet): the next lines come from the kept ones
         self.behind = True
         self.lagged = 0
         self._wake = asyncio.Event()
+        #: the writer task waits for lines (an event may then be written at once, in `offer`)
+        self.idle = False
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.hosted.subscriptions.add(self)
         self._task = asyncio.ensure_future(self._run())
 
+    def poke(self) -> None:
+        """Look again (the session ended)."""
+        self._wake.set()
+
     def stop(self) -> None:
         self.hosted.subscriptions.discard(self)
         if self._task is not None:
             self._task.cancel()
 
-    def offer(self, seq: int, line: str, ephemeral: bool = False) -> None:
+    def offer(self, seq: int, line: bytes, ephemeral: bool = False) -> None:
         if self.behind:
             return  # it will be read from the kept lines (a partial one is lost: the whole one follows)
+        if self.idle and not self.queue and self.peer.buffered() < DIRECT_LIMIT:
+            # caught up, and the socket takes it: written now, no hop through the writer task
+            self.peer.send_bytes(line)
+            if not ephemeral:
+                self.sent_seq = seq
+            return
         if len(self.queue) >= self.bound:
             self.behind = True
             self.lagged += 1
@@ -292,7 +314,11 @@ class Subscription:
                         self.hosted.subscriptions.discard(self)
                         return
                     self._wake.clear()
-                    await self._wake.wait()
+                    self.idle = True
+                    try:
+                        await self._wake.wait()
+                    finally:
+                        self.idle = False
                     continue
                 batch = []
                 while self.queue and len(batch) < BATCH:
@@ -300,13 +326,14 @@ class Subscription:
                 await self._send(batch)
         self.hosted.subscriptions.discard(self)
 
-    async def _send(self, lines: list[tuple[int, str]]) -> None:
-        for index, (seq, line) in enumerate(lines):
+    async def _send(self, lines: list[tuple[int, bytes]]) -> None:
+        """Whole batches in one write each; `behind` only changes while this waits for the socket."""
+        for start in range(0, len(lines), BATCH):
             if self.behind:
                 return  # overflowed while sending: start again from the kept lines
-            self.peer.send_line(line)
-            if seq >= 0:
-                self.sent_seq = seq
-            if index % BATCH == BATCH - 1:
-                await self.peer.drain()
-        await self.peer.drain()
+            batch = lines[start : start + BATCH]
+            self.peer.send_bytes(b"".join(line for _, line in batch))
+            seqs = [seq for seq, _ in batch if seq >= 0]
+            if seqs:
+                self.sent_seq = seqs[-1]
+            await self.peer.drain()

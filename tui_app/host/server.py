@@ -71,17 +71,15 @@ def take_lock() -> Any:
     return handle
 
 
-def peer_uid(writer: asyncio.StreamWriter) -> int | None:
-    sock = writer.get_extra_info("socket")
-    if sock is None:
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+def peer_uid(writer: asyncio.StreamWriter) -> int:
+    """The uid of the process at the other end of a Unix socket (pid, uid, gid from SO_PEERCRED)."""
+    creds = writer.get_extra_info("socket").getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     return struct.unpack("3i", creds)[1]
 
 
 def peer_allowed(uid: int | None) -> bool:
     """Only the host's own user may talk to it (root included only when the host is root's)."""
-    return uid is not None and uid == os.getuid()
+    return uid == os.getuid()
 
 
 def write_hosted(hosted: HostedSession, **extra: Any) -> None:
@@ -167,10 +165,24 @@ class Host:
         session = self._build(options)
         hosted = HostedSession(session.id, options)
         hosted.loaded = True
+        try:
+            write_hosted(hosted)
+        except OSError as exc:
+            raise WireError(
+                "failed",
+                f"the session could not be recorded under {paths.hosted_path(hosted.id).parent}: {exc.strerror or exc}",
+            ) from None
         hosted.attach_session(session)
         self.sessions[hosted.id] = hosted
-        write_hosted(hosted)
-        await session.start()
+        try:
+            await session.start()
+        except Exception as exc:  # its agent did not start: the session ends, and says why
+            with contextlib.suppress(Exception):
+                await session.close("start failed")
+            hosted.session, hosted.rest_state, hosted.reason = None, "ended", f"it could not start: {exc}"
+            with contextlib.suppress(OSError):
+                write_hosted(hosted, ended=True, reason=hosted.reason)
+            raise WireError("start_failed", f"the session could not start: {exc}") from None
         return hosted
 
     async def resume(self, hosted: HostedSession) -> None:
@@ -204,6 +216,8 @@ class Host:
             return {"ok": True, "message": f"The session was {hosted.state} already."}
         reply = await session.controller.handle(EndSession(reason=reason, client=client))
         hosted.rest_state = "ended"
+        for sub in tuple(hosted.subscriptions):
+            sub.poke()
         hosted.reason = reason
         hosted.session = None
         write_hosted(hosted, ended=True, reason=reason)
@@ -237,6 +251,8 @@ class Host:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
             ended = await self.stop()
+            # what the clients were sent (the sessions' last events, "ended") reaches them first
+            await asyncio.gather(*(c.peer.aclose() for c in tuple(self.clients)), return_exceptions=True)
             if ended:
                 sys.stderr.write(f"vigil host: ended {ended} sessions\n")
 
@@ -266,6 +282,8 @@ class Host:
         self.clients.add(connection)
         try:
             await connection.peer.run()
+        except asyncio.CancelledError:
+            pass  # the host is stopping: the connection ends with it
         finally:
             self.clients.discard(connection)
             connection.detach_all()
@@ -303,7 +321,9 @@ class Connection:
                     "hello_first",
                     f'say hello first: {{"method": "hello", "params": {{"wire_version": {WIRE_VERSION}}}}}',
                 )
-            return await fn(params)
+            # a client that gives up or goes away mid-request (a session half started, half ended)
+            # leaves nothing half done: the work finishes; only its answer is not sent
+            return await asyncio.shield(fn(params))
 
         return run
 

@@ -111,9 +111,17 @@ class Peer:
 
     def send_line(self, line: str) -> None:
         """Queue one whole line (a message already encoded); lines are never interleaved."""
-        if self.writer.is_closing():
-            return
-        self.writer.write(line.encode("utf-8") + b"\n")
+        self.send_bytes(line.encode("utf-8") + b"\n")
+
+    def send_bytes(self, data: bytes) -> None:
+        """Queue whole lines, each ending with a newline, in one write."""
+        if not self.writer.is_closing():
+            self.writer.write(data)
+
+    def buffered(self) -> int:
+        """Bytes written and not yet taken by the socket."""
+        transport = self.writer.transport
+        return transport.get_write_buffer_size() if transport is not None and not transport.is_closing() else 1 << 30
 
     async def drain(self) -> None:
         try:
@@ -247,3 +255,9 @@ class Peer:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.writer.close()
+
+    async def aclose(self, timeout: float = 2.0) -> None:
+        """Close once what was written has gone out (within `timeout`)."""
+        self.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.writer.wait_closed(), timeout)

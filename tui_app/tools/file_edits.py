@@ -75,7 +75,7 @@ def read_current(path: str, access: FileAccess | None = None, check: Check | Non
     except FileNotFoundError:
         return Current(path, None)
     except OSError as exc:
-        raise _failure(path, exc) from None
+        raise write_failure(path, exc) from None
 
 
 def current_at(place: Place, path: str, check: Check | None) -> Current:
@@ -93,7 +93,7 @@ def current_at(place: Place, path: str, check: Check | None) -> Current:
     return Current(path, data, who.mode)
 
 
-def _failure(path: str, exc: OSError) -> ToolFailure:
+def write_failure(path: str, exc: OSError) -> ToolFailure:
     if isinstance(exc, IsADirectoryError):
         return ToolFailure(f"{path} is a directory, not a file.")
     if isinstance(exc, NotADirectoryError):
@@ -227,17 +227,20 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
         try:
             place = place_for_write(path, check)
         except OSError as exc:
-            raise _failure(path, exc) from None
+            raise write_failure(path, exc) from None
         with place:
             return _write_at(place)
 
     def _write_at(place: Place) -> Written:
+        held = access.read(path) if access is not None else None
         try:
-            current = current_at(place, path, check)
+            # a client that holds the file (an editor over ACP): its buffer is the current text
+            current = current_at(place, path, check) if held is None else Current(path, held, _mode_of(path))
         except OSError as exc:
-            raise _failure(path, exc) from None
-        if current.data is None and check is not None:
+            raise write_failure(path, exc) from None
+        if (current.data is None or held is not None) and check is not None:
             check("edit", new_file(place.real))
+        del held
         if current.data is not None:
             fs.check(path, current.data)
         elif not create_ok:  # an edit of a file that is gone
@@ -257,13 +260,20 @@ async def write_file(ctx: ToolContext, path: str, transform: Callable[[Current],
                 try:
                     mtime_ns = write_in(place, data, mode)
                 except OSError as exc:
-                    raise _failure(path, exc) from None
+                    raise write_failure(path, exc) from None
             fs.record_write(path, data, mtime_ns)
             del data
         operation: Operation = "update" if exists else "create"
         return Written(path, operation, old_text, new_text, structured_patch(old_text, new_text))
 
     return await fs.mutate(path, work)
+
+
+def _mode_of(path: str) -> int | None:
+    try:
+        return os.stat(os.path.realpath(path)).st_mode
+    except OSError:
+        return None  # a buffer the editor has not saved yet
 
 
 def _mtime_ns(path: str) -> int:

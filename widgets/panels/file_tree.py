@@ -81,6 +81,12 @@ class FileTree(Tree[str]):
         else:
             self._relabel()
 
+    def clear_marks(self) -> None:
+        """No file is marked changed (a replay stepping back marks them again as they were then)."""
+        if self.changed:
+            self.changed = {}
+            self._relabel()
+
     # ---- nodes ------------------------------------------------------------------------------
 
     def _fill(self, node: TreeNode[str], directory: str, opened: set[str]) -> None:

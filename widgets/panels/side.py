@@ -1,51 +1,43 @@
 """The side column of the main screen: the file tree and the plan, each shown or hidden on its
-own. It folds the session's events into what they show: the todo list TodoWrite last wrote, the
-files this session changed (with each file's text before the session's first change to it, as
-the first edit's diff carried it), the files changed outside Vigil.
+own. What they show (the todo list, the files this session changed or that changed outside Vigil)
+is folded by the session's view model (tui_app/view_model/files.py); a panel used alone folds the
+events itself (`apply`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from textual.containers import Vertical
 
-from tui_app.runtime.display import FileDiffDisplay
-from tui_app.runtime.events import (
-    FileChangedExternally,
-    SessionStarted,
-    TodoUpdated,
-    ToolCallResult,
-    ToolCallStarted,
-)
+from tui_app.runtime.events import TodoUpdated
+from tui_app.view_model.files import ChangedFile, SessionFiles
 from widgets.panels.file_tree import FileTree
 from widgets.panels.plan_panel import PlanPanel
 from widgets.text.line_render import load_css
-
-#: tools whose successful result is a change of the file named by `file_path`
-EDITING_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-
-
-@dataclass
-class ChangedFile:
-    path: str
-    #: "update", "create" (the session made it) or "outside" (changed by something else)
-    kind: str
-    #: the text before the session's first change (None: not known, e.g. too large to carry)
-    original: str | None = None
 
 
 class SidePanels(Vertical):
     DEFAULT_CSS = load_css("panels")
 
-    def __init__(self, *, cwd: str | None = None, id: str | None = None) -> None:
+    def __init__(self, files: SessionFiles | None = None, *, cwd: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.cwd = cwd
-        self.changes: dict[str, ChangedFile] = {}
-        self._editing: dict[str, str] = {}
+        self.files = files if files is not None else SessionFiles(cwd)
+        if cwd and not self.files.cwd:
+            self.files.cwd = cwd
+
+    @property
+    def cwd(self) -> str | None:
+        return self.files.cwd
+
+    @cwd.setter
+    def cwd(self, value: str | None) -> None:
+        self.files.cwd = value
+
+    @property
+    def changes(self) -> dict[str, ChangedFile]:
+        return self.files.changes
 
     def compose(self) -> Any:
         tree = FileTree(id="file-tree")
@@ -64,41 +56,27 @@ class SidePanels(Vertical):
         return self.query_one(PlanPanel)
 
     def relative(self, path: str) -> str:
-        if self.cwd and os.path.isabs(path):
-            rel = os.path.relpath(path, self.cwd)
-            return path if rel.startswith("..") else rel.replace(os.sep, "/")
-        return path.replace(os.sep, "/")
+        return self.files.relative(path)
 
     def apply(self, events: Sequence[Any]) -> None:
+        """Fold events into the panels' own model and show them (panels used alone)."""
+        self.show([self.files.apply(event) for event in events])
+
+    def show(self, changed: Sequence[ChangedFile | TodoUpdated | None]) -> None:
+        """What a batch changed (already folded): files marked in the tree, the last todo list."""
         todos = None
-        for event in events:
-            if getattr(event, "agent_id", None) is not None:
-                continue  # a subagent's own todo list and edits are its own card's business
-            if isinstance(event, SessionStarted):
-                self.cwd = self.cwd or event.cwd
-            elif isinstance(event, TodoUpdated):
-                todos = event.todos
-            elif isinstance(event, ToolCallStarted) and event.tool in EDITING_TOOLS and event.call_id:
-                path = event.input.get("file_path") or event.input.get("notebook_path")
-                if isinstance(path, str):
-                    self._editing[event.call_id] = path
-            elif isinstance(event, ToolCallResult) and event.call_id in self._editing:
-                self._changed(self._editing.pop(event.call_id), event.display)
-            elif isinstance(event, FileChangedExternally):
-                rel = self.relative(event.path)
-                if rel not in self.changes:
-                    self.changes[rel] = ChangedFile(rel, "outside")
-                    self.tree.mark(rel, "outside")
+        for change in changed:
+            if isinstance(change, ChangedFile):
+                self.tree.mark(change.path, change.kind)
+            elif isinstance(change, TodoUpdated):
+                todos = change.todos
         if todos is not None:
             self.plan.set_entries(todos)
 
-    def _changed(self, path: str, display: Any) -> None:
-        rel = self.relative(path)
-        if rel in self.changes and self.changes[rel].kind != "outside":
-            return  # the first change keeps the session's starting text
-        kind, original = "update", None
-        if isinstance(display, FileDiffDisplay):
-            kind = "create" if display.operation == "create" else "update"
-            original = "" if kind == "create" else display.old_text
-        self.changes[rel] = ChangedFile(rel, kind, original)
-        self.tree.mark(rel, kind)
+    def replace_files(self, files: SessionFiles) -> None:
+        """Another fold of the session (a replay stepping back): the tree's marks and the plan as it says."""
+        files.cwd = files.cwd or self.files.cwd
+        self.files = files
+        self.tree.clear_marks()
+        self.show(list(files.changes.values()))
+        self.plan.set_entries(files.todos or [])

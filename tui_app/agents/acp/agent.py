@@ -30,7 +30,7 @@ from tui_app.agents.acp.client_calls import ClientCalls
 from tui_app.agents.acp.files import AGENT_READ, AGENT_WRITE, AgentFiles
 from tui_app.agents.acp.permission import PermissionAsker
 from tui_app.agents.acp.sdk_logs import SdkLogRoute, route_sdk_logs, stop_routing
-from tui_app.agents.acp.setup import ASKING_MODES, AcpAgentConfig
+from tui_app.agents.acp.setup import ASKING_MODES, PRESETS, AcpAgentConfig
 from tui_app.agents.acp.terminals import AgentTerminals
 from tui_app.agents.acp.updates import UpdateTranslator
 from tui_app.agents.driver import INTERRUPTED_MESSAGE, ExternalAgent, TurnOutcome
@@ -55,11 +55,16 @@ CANCEL_GRACE_S = 15.0
 #: after its connection closed, how long the agent's process may take to be seen exiting
 EXIT_WAIT_S = 5.0
 #: ACP stop reasons in Vigil's words (TurnEnded.reason)
+#: the Claude ACP adapter's preset: its session options go to that adapter under any name
+CLAUDE_ADAPTER = PRESETS["claude"]
 STOP_REASONS = {"end_turn": "completed", "cancelled": "interrupted", "max_turn_requests": "max_turns",
                 "max_tokens": "error", "refusal": "error"}
 #: agents' mode ids that mean one of Vigil's permission modes (Vigil's policy follows them)
 VIGIL_MODE_OF = {"default": "default", "acceptEdits": "acceptEdits", "plan": "plan", "dontAsk": "dontAsk",
                  "bypassPermissions": "bypassPermissions", "autoEdit": "acceptEdits", "auto_edit": "acceptEdits"}
+#: the agent's modes that keep Vigil's permission mode true, best first (else the first that asks):
+#: plan is the agent's plan mode or a read-only one; the agent never starts where it asks nothing
+AGENT_MODES_FOR = {"plan": ("plan", "read-only"), "acceptEdits": ("acceptEdits", "autoEdit", "auto_edit")}
 
 
 class AcpAgent(ExternalAgent):
@@ -83,6 +88,8 @@ class AcpAgent(ExternalAgent):
         self.init: Any = None
         self.modes: list[AgentMode] = []
         self.mode_id: str | None = None
+        #: the session config option the agent's modes are values of (None: ACP modes)
+        self.mode_option: str | None = None
         self.control: TurnControl | None = None
         self.aborting = False
         #: the user's words on calls they denied (ACP's answer has no room for them): sent with the next prompt
@@ -125,7 +132,9 @@ class AcpAgent(ExternalAgent):
                                         label=self.label)
         await proc.start()
         assert proc.proc is not None and proc.proc.stdin is not None and proc.proc.stdout is not None
-        conn = self.conn = ClientSideConnection(self.client, proc.proc.stdin, proc.proc.stdout)
+        # the translator sees every message in the order it came, before it is handled (updates.observe)
+        conn = self.conn = ClientSideConnection(self.client, proc.proc.stdin, proc.proc.stdout,
+                                                observers=[self.translator.observe])
         self.spawn(self._watch_exit(proc, conn))
         try:
             await asyncio.wait_for(self._open_session(conn), START_TIMEOUT_S)
@@ -143,6 +152,9 @@ class AcpAgent(ExternalAgent):
             client_info=Implementation(name="vigil", title="Vigil", version=_vigil_version()))
         capabilities = getattr(self.init, "agent_capabilities", None)
         meta = dict(self.config.session_meta)
+        if _is_claude_adapter(getattr(self.init, "agent_info", None)):
+            # whatever the user named it (and however it is started): a supervised session never offers bypass
+            meta = {**CLAUDE_ADAPTER.session_meta, **meta}
         response = None
         if self.agent_session_id and getattr(capabilities, "load_session", False):
             self.translator.loading = True  # the agent replays the conversation: Vigil's log has it already
@@ -164,14 +176,17 @@ class AcpAgent(ExternalAgent):
             response = await conn.new_session(cwd=session.cwd, mcp_servers=[], **meta)
             self.acp_session_id = response.session_id
         self.agent_session_id = self.acp_session_id
-        self._modes_offered(getattr(response, "modes", None))
-        await self._choose_model(conn, getattr(response, "config_options", None) or [])
+        options = getattr(response, "config_options", None) or []
+        self._modes_offered(getattr(response, "modes", None), options)
+        await self._choose_model(conn, options)
         info = getattr(self.init, "agent_info", None)
         session.emit(AgentConnected(agent=self.name, label=self.label, version=str(getattr(info, "version", "") or ""),
                                     agent_session_id=self.acp_session_id or "", model=self.model,
                                     provider=self.provider, capabilities=self.capabilities,
                                     pid=self.proc.pid if self.proc else None))
         await self._ask_first()
+        if self.config.acts_unasked:
+            session.emit(Warning(code="agent_acts_unasked", message=self.config.acts_unasked))
 
     async def _choose_model(self, conn: ClientSideConnection, options: list[Any]) -> None:
         """`--model`: the agent's model option (ACP session config), when it has one; the header
@@ -227,23 +242,36 @@ class AcpAgent(ExternalAgent):
 
     # ---- modes and commands -----------------------------------------------------------------
 
-    def _modes_offered(self, state: Any) -> None:
-        if state is None:
-            return
-        self.modes = [AgentMode(id=m.id, name=m.name or m.id, description=m.description or "")
-                      for m in state.available_modes]
-        self.mode_id = None
-        self.mode_reported(state.current_mode_id)
+    def _modes_offered(self, state: Any, options: list[Any]) -> None:
+        """The agent's modes: its ACP modes, else a session config option of category `mode`
+        (OpenCode's build / plan). Its starting mode is shown but does not move Vigil's: Vigil's
+        permission mode decides which of the agent's modes it starts in (_ask_first)."""
+        if state is not None:
+            self.modes = [AgentMode(id=m.id, name=m.name or m.id, description=m.description or "")
+                          for m in state.available_modes]
+            current = state.current_mode_id
+        else:
+            found = next((o for o in options if getattr(o, "type", "") == "select"
+                          and getattr(o, "category", None) == "mode"), None)
+            if found is None:
+                return
+            self.mode_option = found.id
+            choices = [c for item in found.options for c in (getattr(item, "options", None) or [item])]
+            self.modes = [AgentMode(id=c.value, name=c.name or c.value, description=getattr(c, "description", "") or "")
+                          for c in choices]
+            current = found.current_value
+        self.mode_id = current
+        self.session.emit(AgentModeChanged(agent=self.name, mode=current, modes=list(self.modes)))
 
     def start_mode(self) -> str | None:
-        """The mode to put the agent in: the configured one; the one named like Vigil's permission
-        mode; else the first that asks."""
+        """The mode to put the agent in: the configured one; the one that means Vigil's permission
+        mode (plan stays plan: the agent's plan or read-only mode); else the first that asks."""
         offered = [m.id for m in self.modes]
         if self.config.mode in offered:
             return self.config.mode
-        vigil = self.session.policy.mode
-        if vigil in offered and vigil != "bypassPermissions":
-            return vigil
+        for wanted in AGENT_MODES_FOR.get(self.session.policy.mode, ()):
+            if wanted in offered:
+                return wanted
         return next((m for m in ASKING_MODES if m in offered), None)
 
     async def _ask_first(self) -> None:
@@ -262,8 +290,12 @@ class AcpAgent(ExternalAgent):
         if self.conn is None or self.acp_session_id is None:
             return False
         try:
-            await asyncio.wait_for(self.conn.set_session_mode(session_id=self.acp_session_id, mode_id=mode_id),
-                                   REQUEST_TIMEOUT_S)
+            if self.mode_option is not None:
+                request = self.conn.set_config_option(config_id=self.mode_option, session_id=self.acp_session_id,
+                                                      value=mode_id)
+            else:
+                request = self.conn.set_session_mode(session_id=self.acp_session_id, mode_id=mode_id)
+            await asyncio.wait_for(request, REQUEST_TIMEOUT_S)
         except Exception as exc:
             self.session.emit(Warning(code="agent_mode_failed",
                                       message=f"{self.label} did not switch to mode {mode_id}: {_said(exc)}"))
@@ -285,9 +317,12 @@ class AcpAgent(ExternalAgent):
     async def set_agent_mode(self, mode: str) -> None:
         """Vigil's permission mode changed (the palette, /permissions): the agent follows when it
         has a mode of that meaning."""
-        for agent_mode, vigil in VIGIL_MODE_OF.items():
-            if vigil == mode and agent_mode in {m.id for m in self.modes} and agent_mode != self.mode_id:
-                await self.select_mode(agent_mode)
+        offered = {m.id for m in self.modes}
+        wanted = [agent_mode for agent_mode, vigil in VIGIL_MODE_OF.items() if vigil == mode]
+        for agent_mode in [*wanted, *AGENT_MODES_FOR.get(mode, ())]:
+            if agent_mode in offered:
+                if agent_mode != self.mode_id:
+                    await self.select_mode(agent_mode)
                 return
 
     def commands_reported(self, commands: list[Any]) -> None:
@@ -408,6 +443,10 @@ class AcpAgent(ExternalAgent):
 
     def terminal_display(self, terminal_id: str) -> Any:
         return self.terminals.display(terminal_id)
+
+
+def _is_claude_adapter(info: Any) -> bool:
+    return str(getattr(info, "name", "") or "").endswith("claude-agent-acp")
 
 
 def _usage(usage: Any) -> dict[str, int]:

@@ -78,7 +78,8 @@ class ApprovedFirst:
         if decision.behavior == "ask":
             key = self._key_of(query)
             if key is not None and self._approvals.take(key):
-                return PermissionDecision("allow", "user", APPROVED_REASON)
+                # the spellings stay: the write compares what it opens with what was decided
+                return PermissionDecision("allow", "user", APPROVED_REASON, paths=decision.paths)
         return decision
 
     def __getattr__(self, name: str) -> Any:

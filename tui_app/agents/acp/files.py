@@ -32,8 +32,9 @@ from tui_app.runtime.contract import (
     ToolSpec,
 )
 from tui_app.runtime.display import TextDisplay
-from tui_app.runtime.files.atomic import write_atomically
+from tui_app.runtime.files.atomic import write_in
 from tui_app.runtime.files.diffing import structured_patch
+from tui_app.runtime.files.opened import OpenedFile
 from tui_app.runtime.files.state import sha256_hex, stale
 from tui_app.runtime.permissions.decision import PermissionQuery
 from tui_app.runtime.results import budgets
@@ -42,15 +43,20 @@ from tui_app.tools.file_edits import (
     Current,
     Written,
     check_unchanged_since_preview,
+    current_at,
     decode,
     diff_preview,
     encode,
     file_state,
+    new_file,
     patch_json,
+    place_for_write,
     read_current,
     result_of,
     updated_text,
+    write_failure,
 )
+from tui_app.tools.opened_check import Check, opened_check
 
 if TYPE_CHECKING:
     from tui_app.agents.acp.client_calls import ClientCalls
@@ -93,7 +99,7 @@ def _absolute(path: str) -> None:
 
 async def check_agent_write(args: AgentWriteInput, ctx: ToolContext) -> None:
     _absolute(args.file_path)
-    current = await asyncio.to_thread(read_current, args.file_path)
+    current = await asyncio.to_thread(read_current, args.file_path, None, opened_check(ctx))
     _not_stale(ctx, args.file_path, current)
 
 
@@ -109,7 +115,7 @@ def _not_stale(ctx: ToolContext, path: str, current: Current) -> None:
 
 async def preview_agent_write(data: dict[str, Any], ctx: ToolContext) -> ApprovalPreview:
     path = data["file_path"]
-    current = await asyncio.to_thread(read_current, path)
+    current = await asyncio.to_thread(read_current, path, None, opened_check(ctx))
     return await diff_preview(ctx, "Create" if current.data is None else "Write", path, current, data["content"])
 
 
@@ -117,16 +123,29 @@ async def agent_write(args: AgentWriteInput, ctx: ToolContext) -> RawResult:
     fs = file_state(ctx)
     path, call_id = args.file_path, ctx.call_id
 
+    check = opened_check(ctx)
+
     def work() -> Written:
-        current = read_current(path)
-        _not_stale(ctx, path, current)
-        check_unchanged_since_preview(fs, call_id, path, current)
-        old_text = decode(current.data)
-        data = encode(args.content)
-        if data != current.data:
-            fs.record_write(path, data, write_atomically(path, data, current.mode))
-        operation = "create" if current.data is None else "update"
-        return Written(path, operation, old_text, args.content, structured_patch(old_text, args.content))
+        # one walk to the directory; the file read, checked and replaced there (see file_edits.write_file)
+        try:
+            place = place_for_write(path, check)
+        except OSError as exc:
+            raise write_failure(path, exc) from None
+        with place:
+            try:
+                current = current_at(place, path, check)
+            except OSError as exc:
+                raise write_failure(path, exc) from None
+            if current.data is None and check is not None:
+                check("edit", new_file(place.real))
+            _not_stale(ctx, path, current)
+            check_unchanged_since_preview(fs, call_id, path, current)
+            old_text = decode(current.data)
+            data = encode(args.content)
+            if data != current.data:
+                fs.record_write(path, data, write_in(place, data, current.mode))
+            operation = "create" if current.data is None else "update"
+            return Written(path, operation, old_text, args.content, structured_patch(old_text, args.content))
 
     written = await fs.mutate(path, work)
     text = f"File created successfully at: {path}" if written.operation == "create" else updated_text(written)
@@ -147,20 +166,28 @@ AGENT_WRITE = ToolSpec(
 
 # ---- the read ---------------------------------------------------------------------------------------
 
-def read_text(path: str, line: int | None, limit: int | None) -> tuple[str, bytes]:
-    """(the lines asked for, the whole file's bytes)."""
+def read_text(path: str, line: int | None, limit: int | None, check: Check | None = None) -> tuple[str, bytes]:
+    """(the lines asked for, the whole file's bytes). The file is opened once and `check` judges
+    what was opened before a byte is read (a link flipped after the decision is caught)."""
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size > MAX_READ_BYTES:
-                raise ToolFailure(f"{path} is larger than {MAX_READ_BYTES // (1024 * 1024)} MB; read it in parts "
-                                  "with a tool of your own.")
-            data = handle.read()
+        with OpenedFile(path) as opened:
+            if opened.who.directory:
+                raise IsADirectoryError(path)
+            if check is not None:
+                check("read", opened.who)
+            with opened.read_handle() as handle:
+                if os.fstat(handle.fileno()).st_size > MAX_READ_BYTES:
+                    raise ToolFailure(f"{path} is larger than {MAX_READ_BYTES // (1024 * 1024)} MB; read it in "
+                                      "parts with a tool of your own.")
+                data = handle.read()
     except FileNotFoundError:
         raise ToolFailure(f"File does not exist: {path}") from None
     except IsADirectoryError:
         raise ToolFailure(f"{path} is a directory, not a file.") from None
     except PermissionError:
         raise ToolFailure(f"Permission denied: {path}") from None
+    except OSError as exc:
+        raise ToolFailure(f"Cannot read {path}: {exc.strerror or exc}") from None
     text = decode(data)
     if line is None and limit is None:
         return text, data
@@ -180,7 +207,7 @@ def record_read(ctx_or_state: Any, path: str, data: bytes, whole: bool) -> None:
 
 
 async def agent_read(args: AgentReadInput, ctx: ToolContext) -> RawResult:
-    text, data = await asyncio.to_thread(read_text, args.file_path, args.line, args.limit)
+    text, data = await asyncio.to_thread(read_text, args.file_path, args.line, args.limit, opened_check(ctx))
     state = ctx.service("file_state")
     if state is not None:
         record_read(state, args.file_path, data, args.line is None and args.limit is None)
@@ -202,6 +229,21 @@ AGENT_READ = ToolSpec(
 )
 
 
+def _check_against(session: Any, decision: Any) -> Check | None:
+    """The file tools' second look for a read answered without a row: against this decision."""
+    guard = session.services.get("path_guard")
+    if guard is None:
+        return None
+    checked = tuple(getattr(decision, "paths", ()))
+
+    def check(kind: str, who: Any) -> None:
+        reason = guard("Read", kind, who, checked)
+        if reason:
+            raise ToolFailure(f"Refused: {reason}.")
+
+    return check
+
+
 class AgentFiles:
     def __init__(self, agent: FilesLink) -> None:
         self.agent = agent
@@ -218,9 +260,11 @@ class AgentFiles:
         if not os.path.isabs(path) or "\x00" in path:
             raise RequestError.invalid_params({"path": f"{path!r} is not an absolute path"})
         query = PermissionQuery(AGENT_READ, data, READ_ONLY_FLAGS, session.cwd)
-        if session.policy.decide(query).behavior == "allow":
+        decision = session.policy.decide(query)
+        if decision.behavior == "allow":
+            check = _check_against(session, decision)
             try:
-                text, whole = await asyncio.to_thread(read_text, path, line, limit)
+                text, whole = await asyncio.to_thread(read_text, path, line, limit, check)
             except ToolFailure as failure:
                 raise RequestError.resource_not_found(path) if "does not exist" in failure.message else (
                     RequestError.internal_error({"details": failure.message})) from None

@@ -129,6 +129,12 @@ def pick_option(options: list[PermissionOption], allow: bool) -> str | None:
     return None
 
 
+def only_aborts(options: list[PermissionOption]) -> bool:
+    """The agent's only way to say no stops its whole turn (Codex's `abort`)."""
+    rejects = [o for o in options if o.kind in ("reject_once", "reject_always")]
+    return bool(rejects) and all("abort" in f"{o.option_id} {o.name}".lower() for o in rejects)
+
+
 def selected(option_id: str) -> RequestPermissionResponse:
     return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
 
@@ -156,6 +162,8 @@ class PermissionAsker:
         if book.get(call.call_id) is None:
             return cancelled()
         question = await asyncio.to_thread(build_question, call, agent.label, agent.session.cwd)
+        if only_aborts(options):  # said in the dialog before the user chooses
+            question.notes.append(f"{agent.label} can only abort: a no ends its turn")
         asked = asyncio.get_running_loop().time()
         inner = asyncio.ensure_future(self._decide(call, question))
         self.pending.add(inner)

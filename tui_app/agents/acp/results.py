@@ -70,7 +70,7 @@ def result_display(call: AcpCall, terminal_display: Any = None) -> Display | Non
         text = unfenced(text)
         command = call.command or call.title
         return BashOutputDisplay(command=command, segments=[OutputSegment(stream="stdout", text=text)] if text else [],
-                                 total_bytes=len(text.encode("utf-8", "replace")))
+                                 total_bytes=len(text.encode("utf-8", "replace")), exit_code=call.exit_code)
     if text:
         return TextDisplay(text=text, title=call.target or None)
     return None

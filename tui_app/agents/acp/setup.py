@@ -12,6 +12,7 @@ moved to one that asks). A setting that cannot be used is reported and left out,
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from typing import Any
 
 #: the modes that ask before edits and commands, by the names agents give them, best first
 ASKING_MODES = ("default", "read-only", "ask", "manual")
+#: OpenCode's permission config (OPENCODE_PERMISSION) that makes it ask before it acts
+OPENCODE_ASKS = {"edit": "ask", "bash": "ask", "webfetch": "ask", "external_directory": "ask"}
 #: names that mean a driver other than ACP
 RESERVED = ("vigil", "claude-code")
 
@@ -38,6 +41,8 @@ class AcpAgentConfig:
     session_meta: dict[str, Any] = field(default_factory=dict)
     #: the agent is Claude Code inside: it runs the hooks of the .claude settings files itself
     runs_claude_hooks: bool = False
+    #: what the agent does without asking Vigil even in the mode Vigil puts it in (said at the start)
+    acts_unasked: str = ""
     source: str = "settings"
 
     @property
@@ -52,9 +57,15 @@ PRESETS: dict[str, AcpAgentConfig] = {
         # prompt suggestions are a model call after every turn that Vigil would not show
         session_meta={"claudeCode": {"options": {"allowDangerouslySkipPermissions": False,
                                                  "promptSuggestions": False}}}),
-    "codex": AcpAgentConfig("codex", "codex-acp", label="Codex", source="preset"),
+    "codex": AcpAgentConfig("codex", "codex-acp", label="Codex", source="preset", acts_unasked=(
+        "Codex runs commands inside its own sandbox without asking Vigil (read-only in its read-only mode: "
+        "they can read files but not change them); it asks only when a command needs more. Such calls show "
+        "as decided by Codex, when Codex reports them at all.")),
     "gemini": AcpAgentConfig("gemini", "gemini", ("--acp",), label="Gemini CLI", source="preset"),
-    "opencode": AcpAgentConfig("opencode", "opencode", ("acp",), label="OpenCode", source="preset"),
+    # OpenCode asks nothing by default (its edits and commands just run): told to ask about both, and
+    # about fetches and files outside the project, so that Vigil decides them
+    "opencode": AcpAgentConfig("opencode", "opencode", ("acp",), label="OpenCode", source="preset",
+                               env={"OPENCODE_PERMISSION": json.dumps(OPENCODE_ASKS)}),
     "copilot": AcpAgentConfig("copilot", "copilot", ("--acp", "--stdio"), label="GitHub Copilot CLI",
                               source="preset"),
 }
@@ -109,6 +120,10 @@ def _entry(name: str, entry: Any) -> tuple[AcpAgentConfig | None, str]:
     if mode is not None and not isinstance(mode, str):
         return None, "mode must be a string (one of the agent's mode ids)"
     label = entry.get("label") if isinstance(entry.get("label"), str) else base.label or name
+    if name not in PRESETS and any("claude-agent-acp" in part for part in (command, *args)):
+        # the Claude ACP adapter under another name: Claude Code inside runs the .claude hooks itself
+        # (the supervised-session options are sent whenever the adapter names itself, agent.py)
+        base = replace(base, runs_claude_hooks=True, session_meta=PRESETS["claude"].session_meta)
     return replace(base, name=name, command=os.path.expanduser(command), args=tuple(args),
                    env={**base.env, **env}, mode=mode, label=label, source="settings"), ""
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import signal
 import time
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from acp import RequestError
 from pydantic import Field
 
+from tui_app.agents.acp.tool_calls import unwrap_command, unwrap_shell
 from tui_app.runtime.contract import (
     ApprovalPreview,
     PermissionSpec,
@@ -176,7 +176,7 @@ class AgentTerminals:
     async def _run(self, args: TerminalInput, ctx: ToolContext) -> RawResult:
         # in the sandbox when Vigil's policy said so (the permission stage's decision is final)
         launch = await sandbox_launch(SimpleNamespace(command=args.command, dangerouslyDisableSandbox=False), ctx,
-                                      {**shell_env(), **(args.env or {})})
+                                      {**shell_env(ctx), **(args.env or {})})
         try:
             return await self._run_in(args, ctx, launch)
         finally:
@@ -191,7 +191,7 @@ class AgentTerminals:
             collector.feed(stream, data)
             terminal.feed(data)
 
-        env = launch.env if launch is not None else {**shell_env(), **(args.env or {})}
+        env = launch.env if launch is not None else {**shell_env(ctx), **(args.env or {})}
         try:
             run = await ShellRun.start(args.command, args.cwd or ctx.cwd, env, feed, GRACE_S,
                                        wrap=launch.wrap if launch is not None else None)
@@ -224,7 +224,8 @@ class AgentTerminals:
         agent = self.agent
         if agent.calls is None or agent.calls.turn_id is None:
             raise RequestError.internal_error({"details": "Vigil runs commands only during a turn"})
-        line = command if not args else shlex.join([command, *args])
+        # `bash -lc CMD` is CMD (Vigil runs it in its own shell): the rules and the dialog see CMD
+        line = unwrap_shell([command, *args]) if args else unwrap_command(command)
         variables = {e.name: e.value for e in env or ()}
         calls = agent.client_calls
         call_id = calls.new_id("terminal")

@@ -72,6 +72,10 @@ class AcpCall:
             for location in update.locations:
                 if location.path and location.path not in self.locations:
                     self.locations.append(location.path)
+        if (update.content is None and update.raw_output is not None
+                and getattr(update, "status", None) in ("completed", "failed")):
+            # the result is in the raw output: the text shown so far was the question (Codex's)
+            self.content = [c for c in self.content if not isinstance(c, ContentToolCallContent)]
         if update.content is not None:
             self.content = list(update.content)
             for block in update.content:
@@ -136,18 +140,19 @@ class AcpCall:
     @property
     def command(self) -> str | None:
         """The shell command an `execute` call runs: its raw input's command (with args), else its
-        title."""
+        title — unwrapped from a shell's `-c` (Codex sends `["/bin/bash", "-lc", CMD]`), so that
+        rules, the classifier, "always allow" and the dialog see CMD itself."""
         data = self.input
         command = data.get("command") if "command" in data else data.get("cmd")
         args = data.get("args")
-        if isinstance(command, list) and all(isinstance(c, str) for c in command):
-            return shlex.join(command)
+        if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+            return unwrap_shell(command)
         if isinstance(command, str) and command.strip():
             if isinstance(args, list) and args and all(isinstance(a, str) for a in args):
-                return shlex.join([command, *args])
-            return command
+                return unwrap_shell([command, *args])
+            return unwrap_command(command)
         if self.kind == "execute" and self.title:
-            return self.title.strip("`")
+            return unwrap_command(self.title.strip("`"))
         return None
 
     @property
@@ -161,6 +166,17 @@ class AcpCall:
         command = self.command if self.kind == "execute" else None
         paths = self.paths
         return command or (paths[0] if paths else "") or self.url or self.title
+
+    @property
+    def exit_code(self) -> int | None:
+        """A command's exit code where the agent reports it (Codex: `exit_code`; OpenCode:
+        `metadata.exit`)."""
+        output = self.raw_output if isinstance(self.raw_output, dict) else {}
+        metadata = output.get("metadata") if isinstance(output.get("metadata"), dict) else {}
+        for value in (output.get("exit_code"), output.get("exitCode"), metadata.get("exit")):
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
 
     def text(self) -> str:
         """What the call produced, as text: its text content blocks, else its raw output."""
@@ -180,13 +196,44 @@ class AcpCall:
         if isinstance(output, str):
             return output
         if isinstance(output, dict):
-            for key in ("output", "stdout", "content", "text", "result"):
+            for key in ("aggregated_output", "formatted_output", "output", "stdout", "content", "text", "result"):
                 if isinstance(output.get(key), str):
                     return output[key]
         try:
             return json.dumps(output, ensure_ascii=False, indent=2)
         except (TypeError, ValueError):
             return str(output)
+
+
+#: shells whose `-c CMD` runs CMD and nothing else
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+
+
+def unwrap_shell(argv: list[str]) -> str:
+    """`[shell, -c|-lc|-ilc…, CMD]` → CMD; any other argv → it, joined as a shell would read it.
+    Only the exact form unwraps: a further argument, an option other than l/i/c, or a shell Vigil
+    does not know keeps the whole line (which Vigil's rules then do not match, so it is asked)."""
+    found = shell_c(argv)
+    return found if found is not None else shlex.join(argv)
+
+
+def unwrap_command(command: str) -> str:
+    """A command line that is itself `bash -lc 'CMD'` → CMD (else the line as it is)."""
+    try:
+        found = shell_c(shlex.split(command))
+    except ValueError:
+        return command
+    return found if found is not None else command
+
+
+def shell_c(argv: list[str]) -> str | None:
+    """CMD of exactly `[shell, -c, CMD]` (the flag l, i and c letters only, c among them)."""
+    if len(argv) != 3 or os.path.basename(argv[0]) not in SHELLS or not argv[2].strip():
+        return None
+    flag = argv[1]
+    if flag[:1] != "-" or "c" not in flag or not set(flag[1:]) <= {"l", "i", "c"}:
+        return None
+    return argv[2]
 
 
 def _deep_merge(into: dict[str, Any], new: dict[str, Any]) -> None:

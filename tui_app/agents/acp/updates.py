@@ -4,13 +4,21 @@ ACP has no model steps; a step here is one stretch of the agent's reply: it open
 text, thought or call of a turn and a new one opens when the agent's message id changes or when it
 speaks again after calls (it has seen their results). Text and thoughts stream as deltas and are
 closed into one AssistantText / AssistantThinking when something else comes. `tool_call` and
-`tool_call_update` are merged per call (tool_calls.AcpCall) and become the call's row: requested
-once, started when the agent says in_progress, settled on completed / failed. A `plan` is shown
+`tool_call_update` are merged per call (tool_calls.AcpCall) and become the call's row when it is
+asked about or when the agent says it is in progress, in that order: an agent's first word on a
+call is often a placeholder (OpenCode's `{}`), and some report a call in_progress just before they
+ask about it (Codex, OpenCode). So in_progress neither starts the row nor says "allowed by the
+agent": the next
+message from the agent decides (`observe`, which sees every message in the order it arrived) —
+the call's permission request makes it Vigil's to decide, anything else means the agent runs it
+unasked, and it started when the agent said so. Settled on completed / failed. A `plan` is shown
 like TodoWrite (a row with the list). Modes and commands go to the driver, which tells the session.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any, Protocol
 
 from acp.schema import (
@@ -74,6 +82,12 @@ class UpdateTranslator:
         self.last_text = ""
         self.plans = 0
         self.interrupted = False
+        #: calls the agent said are in progress before Vigil was asked about them: id → since when
+        self.announced: dict[str, float] = {}
+        #: calls whose permission request arrived this turn
+        self.asked: set[str] = set()
+        #: calls the agent runs unasked (seen by `observe` before their update was handled): id → since
+        self.unasked: dict[str, float] = {}
         #: session/load replays the agent's history: Vigil's log has it already
         self.loading = False
 
@@ -91,6 +105,9 @@ class UpdateTranslator:
         self.block = None
         self.last_text = ""
         self.interrupted = False
+        self.announced.clear()
+        self.asked.clear()
+        self.unasked.clear()
 
     def end_turn(self, usage: dict[str, int] | None = None, stop_reason: str | None = None) -> None:
         self._close_block()
@@ -163,36 +180,88 @@ class UpdateTranslator:
 
     # ---- calls ------------------------------------------------------------------------------
 
-    def track(self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate) -> AcpCall:
-        """Merge what the agent says about a call; its row is requested the first time it is seen."""
+    def track(self, update: ToolCallStart | ToolCallProgress | ToolCallUpdate, *, row: bool = True) -> AcpCall:
+        """Merge what the agent says about a call; with `row`, its row is requested (once)."""
         call = self.calls.get(update.tool_call_id)
         if call is None:
             call = self.calls[update.tool_call_id] = AcpCall(update.tool_call_id)
         call.merge(update)
         snapshot(call)
+        if row:
+            self._row(call)
+        return call
+
+    def _row(self, call: AcpCall) -> None:
         if self.book.turn_id is not None and self.book.get(call.call_id) is None:
             step = self._step_for_call()
             self._close_block()
             self.step_has_calls = True
             self.book.request(call.call_id, call.tool_name, call.row_input, step, self.next_index)
             self.next_index += 1
-        return call
 
     def _tool_call(self, update: ToolCallStart | ToolCallProgress) -> None:
-        call = self.track(update)
-        book = self.book
-        if book.get(call.call_id) is None:
-            return
         status = update.status
+        entry = self.book.get(update.tool_call_id)
+        known = entry is not None and (entry.decided_by_vigil or entry.started_at is not None)
+        runs_unasked = update.tool_call_id in self.unasked
+        # a pending call is not a row yet (its input is often a placeholder); in_progress is one,
+        # not yet started (it may still be asked about)
+        call = self.track(update, row=known or runs_unasked or status in ("in_progress", "completed", "failed"))
+        book = self.book
         label = self.agent.label
         if status == "in_progress":
-            book.start(call.call_id, call.row_input, agent_decision=f"allowed by {label}", target=call.target)
+            if known:
+                book.start(call.call_id, call.row_input, target=call.target)
+            elif runs_unasked:
+                self._ran_unasked(call.call_id)
         elif status == "completed":
-            book.start(call.call_id, call.row_input, agent_decision=f"allowed by {label}", target=call.target)
+            book.start(call.call_id, call.row_input, agent_decision=f"allowed by {label}", target=call.target,
+                       at=self.unasked.pop(call.call_id, None))
             book.finish(call.call_id, call.text(), is_error=False,
                         display=result_display(call, self.agent.terminal_display))
         elif status == "failed":
             self._failed(call)
+
+    # ---- the order of what the agent says ------------------------------------------------------
+
+    def observe(self, event: Any) -> None:
+        """Every message, as it arrives (before it is handled): a call announced in_progress and
+        followed by anything but its own permission request runs without Vigil being asked."""
+        if getattr(getattr(event, "direction", None), "value", None) != "incoming" or self.loading:
+            return
+        message = event.message
+        method = message.get("method")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        asked = None
+        if method == "session/request_permission":
+            tool_call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+            asked = tool_call.get("toolCallId")
+            self.asked.add(asked)
+            self.announced.pop(asked, None)
+        if self.announced:
+            loop = asyncio.get_running_loop()
+            for call_id, since in self.announced.items():
+                self.unasked[call_id] = since
+                loop.call_soon(self._ran_unasked, call_id)  # after the update before it is handled
+            self.announced.clear()
+        if method == "session/update":
+            update = params.get("update") if isinstance(params.get("update"), dict) else {}
+            call_id = update.get("toolCallId")
+            kind = update.get("sessionUpdate")
+            if (kind in ("tool_call", "tool_call_update") and update.get("status") == "in_progress"
+                    and call_id not in self.asked and call_id not in self.unasked):
+                self.announced[call_id] = time.perf_counter()
+
+    def _ran_unasked(self, call_id: str) -> None:
+        call = self.calls.get(call_id)
+        if call is None or self.agent.calls is None or self.book.turn_id is None or call_id not in self.unasked:
+            return  # its update is not handled yet (it starts then), or the turn is over
+        entry = self.book.get(call_id)
+        if entry is not None and (entry.decided_by_vigil or entry.settled):
+            return
+        self._row(call)
+        self.book.start(call_id, call.row_input, agent_decision=f"allowed by {self.agent.label}", target=call.target,
+                        at=self.unasked.pop(call_id))
 
     def _failed(self, call: AcpCall) -> None:
         book = self.book
@@ -206,6 +275,9 @@ class UpdateTranslator:
             elif any(word in lowered for word in REFUSED_WORDS):
                 book.denied_by_agent(call.call_id, f"denied by {self.agent.label}: {text}")
                 error = ("permission", "permission_denied", text)
+        if error is None and entry is not None and entry.started_at is None and not entry.decided_by_vigil:
+            book.start(call.call_id, call.row_input, agent_decision=f"allowed by {self.agent.label}",
+                       target=call.target, at=self.unasked.pop(call.call_id, None))
         book.finish(call.call_id, text, is_error=True, display=result_display(call, self.agent.terminal_display),
                     error=error, agent_decision=f"allowed by {self.agent.label}")
 

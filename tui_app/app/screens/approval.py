@@ -1,10 +1,11 @@
 """The approval dialog: what a call will do, why Vigil asks, the full preview, and keyboard-first
 answers. It is fed a PermissionRequested event and returns a plain ApprovalResult via `dismiss`.
 
-Accidental approvals are the complaint users have about peers (docs/architecture.md §9.7): keys pressed in
-the first `key_guard_s` after the dialog opens (or after it changes step) are ignored, the dialog
-takes focus away from any prompt box without touching what was typed there, Deny is always `n`
-and Esc, and "always allow" shows the exact rule text before a second confirmation saves it.
+Accidental approvals are the complaint users have about peers: keys pressed in the first
+`key_guard_s` after the dialog opens (or after it changes step) are ignored (the guard of
+`GuardedModal`), the dialog takes focus away from any prompt box without touching what was typed
+there, Deny is always `n` and Esc, and "always allow" shows the exact rule text before a second
+confirmation saves it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from tui_app.app.screens.guarded_modal import KEY_GUARD_S, GuardedModal
 from tui_app.runtime.commands import AnswerApproval
 from tui_app.runtime.display import FileDiffDisplay, FileDiffsDisplay
 from tui_app.runtime.events import PermissionRequested
@@ -33,7 +34,6 @@ from widgets.text.line_render import load_css
 from widgets.text.text_view import TextView
 from widgets.text.untrusted import one_line, plain
 
-KEY_GUARD_S = 0.3
 #: the share of the screen's height the dialog may take
 DIALOG_HEIGHT_SHARE = 0.9
 PREVIEW_LANGUAGES = {"command": "bash", "json": "json", "diff": "diff"}
@@ -69,7 +69,8 @@ class ApprovalResult:
                               feedback=self.feedback, always=self.always, rules=self.rules, escaped=self.escaped)
 
 
-class ApprovalScreen(ModalScreen[ApprovalResult]):
+class ApprovalScreen(GuardedModal[ApprovalResult]):
+    CLOSED_TITLE = "Approval closed"
     DEFAULT_CSS = load_css("approval")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "allow", "Allow once"),
@@ -84,9 +85,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
                  clock: Callable[[], float] = time.monotonic,
                  forward_keys: Callable[[str], None] | None = None, asked_by: str | None = None,
                  on_answer: Callable[[ApprovalResult], None] | None = None) -> None:
-        super().__init__()
-        #: where characters typed during the key guard go (the prompt box they were meant for)
-        self.forward_keys = forward_keys
+        super().__init__(key_guard_s=key_guard_s, ring_bell=ring_bell, clock=clock, forward_keys=forward_keys)
         #: told the answer the moment it is given, before the screen is popped (the agent waits on
         #: it; popping and restyling the screen below can take a frame or more)
         self.on_answer = on_answer
@@ -96,12 +95,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         self.position = position
         self.total = total
         self.cwd = cwd
-        self.key_guard_s = key_guard_s
-        self.ring_bell = ring_bell
-        self.clock = clock
         self.step: Literal["choose", "confirm_always", "feedback"] = "choose"
-        self._armed_at = clock() + key_guard_s
-        self._answered = False
 
     # ---- layout -----------------------------------------------------------------------------
 
@@ -156,9 +150,8 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         return isinstance(self.request.preview_display, FileDiffDisplay | FileDiffsDisplay)
 
     def on_mount(self) -> None:
-        if self._answered:  # decided elsewhere before it was even on screen: it is on its way out
+        if self.done:  # decided elsewhere before it was even on screen: it is on its way out
             return
-        self._armed_at = self.clock() + self.key_guard_s
         self.query_one("#approval-confirm").display = False
         self.query_one("#approval-feedback").display = False
         preview = self.query_one("#approval-preview")
@@ -169,8 +162,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         # the preview's rows are only known once it has its width
         self.call_after_refresh(self._show_scroll_position)
         self.call_after_refresh(self._fit_to_preview)
-        if self.ring_bell:
-            self.app.bell()
+        self.opened()
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._fit_to_preview)
@@ -199,10 +191,6 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
 
     # ---- state ------------------------------------------------------------------------------
 
-    @property
-    def armed(self) -> bool:
-        return self.clock() >= self._armed_at
-
     def set_queue(self, position: int, total: int) -> None:
         """More requests arrived (or were answered) while this one is shown."""
         self.position, self.total = position, total
@@ -213,7 +201,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
     def _set_step(self, step: Literal["choose", "confirm_always", "feedback"]) -> None:
         self.step = step
         # a new step gets its own guard, so a double tap cannot pass two steps at once
-        self._armed_at = self.clock() + self.key_guard_s
+        self.arm()
         confirm = self.query_one("#approval-confirm", Static)
         feedback = self.query_one("#approval-feedback", Input)
         confirm.display = step == "confirm_always"
@@ -227,39 +215,26 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         self.query_one("#approval-keys", Static).update(self._keys())
         self.call_after_refresh(self._fit_to_preview)
 
-    def _finish(self, result: ApprovalResult) -> None:
-        if not self._answered:
-            self._answered = True
-            if self.on_answer is not None:
-                self.on_answer(result)
-            self.dismiss(result)
+    def answered(self, result: ApprovalResult) -> None:
+        if self.on_answer is not None:
+            self.on_answer(result)
 
     def _result(self, decision: Literal["allow", "deny", "closed"], **extra: object) -> ApprovalResult:
         return ApprovalResult(request_id=self.request.request_id, decision=decision,
                               input_sha256=self.request.input_sha256, **extra)  # type: ignore[arg-type]
 
-    def close_from_outside(self, reason: str) -> None:
-        """Someone else decided (a PermissionRequest hook answered first): close and say so."""
-        if self._answered:
-            return
-        self.app.notify(one_line(reason, 300) or "Decided elsewhere", title="Approval closed", markup=False)
-        self._finish(self._result("closed", closed_reason=reason))
+    def closed_result(self, reason: str) -> ApprovalResult:
+        """Someone else decided (a PermissionRequest hook answered first)."""
+        return self._result("closed", closed_reason=reason)
 
-    def on_key(self, event: events.Key) -> None:
-        """While the guard is up a key answers nothing; a character is handed back to the prompt
-        box it was typed for, so a half-typed prompt loses nothing."""
-        if self.armed or self.step == "feedback":
-            return
-        event.stop()
-        event.prevent_default()
-        if self.forward_keys is not None and event.is_printable and event.character:
-            self.forward_keys(event.character)
+    def guards(self, event: events.Key) -> bool:
+        return self.step != "feedback"  # the feedback is typed text
 
     # ---- actions ----------------------------------------------------------------------------
 
     def action_allow(self) -> None:
         if self.armed and self.step == "choose":
-            self._finish(self._result("allow"))
+            self.finish(self._result("allow"))
 
     def action_always(self) -> None:
         if not self.armed:
@@ -270,11 +245,11 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
                 return
             self._set_step("confirm_always")
         elif self.step == "confirm_always":
-            self._finish(self._result("allow", always=True, rules=tuple(self.request.suggested_rules)))
+            self.finish(self._result("allow", always=True, rules=tuple(self.request.suggested_rules)))
 
     def action_deny(self) -> None:
         if self.armed and self.step == "choose":
-            self._finish(self._result("deny"))
+            self.finish(self._result("deny"))
 
     def action_feedback(self) -> None:
         if self.armed and self.step == "choose":
@@ -284,7 +259,7 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         if not self.armed:
             return
         if self.step == "choose":
-            self._finish(self._result("deny", escaped=True))
+            self.finish(self._result("deny", escaped=True))
         else:
             self._set_step("choose")
 
@@ -292,4 +267,4 @@ class ApprovalScreen(ModalScreen[ApprovalResult]):
         event.stop()
         if self.step == "feedback":
             text = event.value.strip()
-            self._finish(self._result("deny", feedback=text or None))
+            self.finish(self._result("deny", feedback=text or None))

@@ -1,8 +1,10 @@
 """The main screen (docs/architecture.md §10): header; chat and prompt on the left; the tool-call table and the
 detail of the selected call on the right; the bindings in the footer.
 
-It is fed batches of session events (`apply`) and needs no runtime to render them, so a recorded
-log can be shown through it read-only. What the user asks of a live session (a prompt, an
+It is fed batches of session events (`apply`), folds each event once into the session's view
+model (`view`: rows, records, header, reports, pending requests; tui_app/view_model/) and tells the
+widgets what changed. It needs no runtime to render them, so a recorded log can be shown through it
+read-only. What the user asks of a live session (a prompt, an
 interrupt, a permission mode) goes to `controls` as commands of the session port; without controls
 those actions are off.
 """
@@ -21,24 +23,14 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from tui_app.app.agent_offers import AgentCommandList, following_mode
+from tui_app.app.prompt.agent_offers import AgentCommandList, following_mode
+from tui_app.app.prompt.intents import NoteToMemory, NotOffered, SendPrompt, ShowCommand, read_intent
 from tui_app.runtime.commands import Interrupt, Reply, SelectAgentMode, SessionFacts
-from tui_app.runtime.events import (
-    AgentCommandsChanged,
-    AgentModeChanged,
-    ConversationCompacted,
-    McpServerStatus,
-    MemoryLoaded,
-    PermissionRequested,
-    SessionStarted,
-    SettingsLoaded,
-    ToolCallError,
-    ToolCallStarted,
-    TurnEnded,
-    TurnStarted,
-    Warning,
-)
+from tui_app.runtime.events import SessionStarted, TurnEnded, TurnStarted, Warning
 from tui_app.runtime.log.paths import session_dir
+from tui_app.view_model.follow import followed_call
+from tui_app.view_model.pending import Settled
+from tui_app.view_model.session_view import SessionView
 from widgets.chat import ChatView
 from widgets.detail import DetailPane
 from widgets.diff.view import DiffView
@@ -50,7 +42,6 @@ from widgets.prompt_input import PromptInput
 from widgets.session_header import SessionHeader
 from widgets.slash_menu import SlashMenu
 from widgets.text.untrusted import one_line
-from widgets.tool_rows import ToolRows
 from widgets.tool_table import ToolTable
 
 STYLES = Path(__file__).resolve().parents[3] / "styles"
@@ -59,8 +50,6 @@ MODE_CYCLE = ("default", "acceptEdits", "plan", "bypassPermissions")
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 #: a batch this big (a resumed log) is folded into the table with one relayout
 BULK = 200
-#: errors the detail pane does not jump to (the rows say enough)
-QUIET_ERRORS = frozenset({"cancelled", "aborted_before_dispatch", "turn_stopped"})
 TABLE_FILTERS: dict[str, frozenset[str] | None] = {
     "all": None,
     "awaiting approval": frozenset({"awaiting approval"}),
@@ -69,25 +58,6 @@ TABLE_FILTERS: dict[str, frozenset[str] | None] = {
     "done": frozenset({"done"}),
     "cancelled": frozenset({"cancelled"}),
 }
-
-
-def followed_call(events: Sequence[Any], shown: str | None, rows: ToolRows) -> str | None:
-    """The call the detail pane moves to after a batch, None to stay (`rows`: after the batch).
-
-    A call waiting for the user says more than one that just started, which says more than one
-    that failed; a call still waiting for the user keeps the pane until another one asks."""
-    asked = started = failed = None
-    for event in events:
-        if isinstance(event, PermissionRequested):
-            asked = event.call_id
-        elif isinstance(event, ToolCallStarted):
-            started = event.call_id
-        elif isinstance(event, ToolCallError) and event.code not in QUIET_ERRORS:
-            failed = event.call_id
-    current = rows.get(shown) if shown else None
-    if asked is None and current is not None and current.state == "awaiting approval":
-        return None
-    return asked or started or failed
 
 
 class SessionControls(Protocol):
@@ -145,33 +115,24 @@ class MainScreen(Screen[None]):
         self._auto_selected: str | None = None
         #: highlight messages still to come back from the table for our own selections
         self._echoes: list[str] = []
-        #: what the palette's "Settings files" and "MCP servers" show when there is no runtime to ask
-        self.settings_reports: list[SettingsLoaded] = []
-        self.mcp_statuses: dict[str, McpServerStatus] = {}
-        #: what /memory and the palette's "Memory files" show; how often the conversation was compacted
-        self.memory_reports: list[MemoryLoaded] = []
-        self.compactions = 0
-        #: an external agent's own modes and commands (ACP), as it last reported them
-        self.agent_modes: AgentModeChanged | None = None
-        self.agent_commands: Any = None
+        #: the session as the screen shows it, every event folded once
+        self.view = SessionView(tag=tag, cwd=cwd or "")
 
     # ---- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        header = SessionHeader(cwd_label=self.cwd_label, id="header")
-        header.state.tag = self.tag
-        header.state.cwd = self.cwd or ""
-        yield header
+        view = self.view
+        yield SessionHeader(view.header, cwd_label=self.cwd_label, id="header")
         with Horizontal(id="main-body"):
-            yield SidePanels(cwd=self.cwd, id="side-panels")
+            yield SidePanels(view.files, cwd=self.cwd, id="side-panels")
             with Vertical(id="left"):
-                yield ChatView(cwd=self.cwd, id="chat")
+                yield ChatView(view.rows, cwd=self.cwd, id="chat")
                 yield SlashMenu(id="slash-menu")
                 yield MentionMenu(id="mention-menu")
                 yield PromptInput(history=self.prompt_history, id="prompt")
             with Vertical(id="right"):
-                yield ToolTable(cwd=self.cwd, clock=self.table_clock, id="table")
-                yield DetailPane(cwd=self.cwd, artifact_hint="ctrl+o opens it in the artifact browser",
+                yield ToolTable(view.rows, cwd=self.cwd, clock=self.table_clock, id="table")
+                yield DetailPane(view.records, cwd=self.cwd, artifact_hint="ctrl+o opens it in the artifact browser",
                                  clock=self.table_clock, id="detail")
         yield Footer()
 
@@ -187,23 +148,23 @@ class MainScreen(Screen[None]):
             prompt.display = False
             self.table.focus()
         else:
-            from tui_app.app.slash_actions import SlashCompleter
+            from tui_app.app.prompt.mention_actions import ChainedCompleter, mention_picker
+            from tui_app.app.prompt.shell_actions import ShellModeMarker
+            from tui_app.app.prompt.slash_actions import SlashCompleter
 
-            self.completer = SlashCompleter(self.query_one(SlashMenu), prompt, self._offered_commands)
+            # `@` picks a file of the project, `/` completes a command, a `!` line runs in the user's shell
+            self.completer = ChainedCompleter(mention_picker(self.query_one(MentionMenu), prompt, lambda: self.cwd),
+                                              SlashCompleter(self.query_one(SlashMenu), prompt, self._offered_commands),
+                                              ShellModeMarker(prompt))
             prompt.completer = self.completer
-            from tui_app.app.mention_actions import attach_mention_picker
-
-            attach_mention_picker(self)  # `@` picks a file of the project
-            from tui_app.app.shell_actions import attach_shell_mode
-
-            attach_shell_mode(self)  # a `!` line runs in the user's shell
             prompt.focus()
 
     def _offered_commands(self) -> Any:
         """What the prompt box completes: the agent's commands as it last reported them, else the
         session's (its facts)."""
-        if self.agent_commands is not None:
-            return self.agent_commands
+        reported = self.view.reports.agent_commands
+        if reported is not None:
+            return AgentCommandList(reported.commands)
         found = self.controls.commands if self.controls is not None else []
         return AgentCommandList(found) if found else None
 
@@ -229,33 +190,39 @@ class MainScreen(Screen[None]):
 
     @property
     def session_id(self) -> str:
-        return self.header.state.session_id
+        return self.view.header.session_id
 
     @property
     def mode(self) -> str:
-        return self.header.state.mode
+        return self.view.header.mode
 
     # ---- feeding ----------------------------------------------------------------------------
 
-    async def apply(self, events: Sequence[Any], bulk: bool = False) -> None:
+    async def apply(self, events: Sequence[Any], bulk: bool = False) -> list[Settled]:
         """Show a batch of session events (in order); `bulk`: part of a longer catch-up (a
-        replay), so the table is laid out once per batch, not once per new row."""
+        replay), so the table is laid out once per batch, not once per new row. Returns the
+        requests the batch settled (the dialogs showing them close)."""
         if not events:
-            return
-        self.header.apply(events)
+            return []
+        view = self.view
+        changes = [view.apply(event) for event in events]
+        if any(change.header for change in changes):
+            self.header.redraw()
         table, detail, chat = self.table, self.detail, self.chat
+        rows = [change.row for change in changes if change.row is not None]
         if bulk:
-            table.fold_in(events)  # the caller settles the table when it has caught up
+            table.mark_stale()  # the caller settles the table when it has caught up
         elif len(events) >= BULK:
-            table.apply_many(events)
+            table.show_rows(rows)
         else:
-            for event in events:
-                table.apply(event)
+            for row in rows:
+                table.show_row(row)
         busy: bool | None = None
         async with chat.mounting_together():
-            for event in events:
-                detail.apply(event)
-                await chat.apply(event)
+            for event, change in zip(events, changes, strict=True):
+                if change.records:
+                    detail.show_change(event, change.records)
+                await chat.show(event, change.row)
                 if isinstance(event, TurnStarted):
                     self.follow = True
                     busy = True
@@ -263,27 +230,16 @@ class MainScreen(Screen[None]):
                     busy = False
                 elif isinstance(event, SessionStarted):
                     self.cwd = self.cwd or event.cwd
-                elif isinstance(event, SettingsLoaded):
-                    self.settings_reports.append(event)
-                elif isinstance(event, McpServerStatus):
-                    self.mcp_statuses[event.server] = event
-                elif isinstance(event, MemoryLoaded):
-                    self.memory_reports.append(event)
-                elif isinstance(event, ConversationCompacted) and event.trigger != "clear" and event.agent_id is None:
-                    self.compactions += 1
-                elif isinstance(event, AgentModeChanged):
-                    self.agent_modes = event
-                elif isinstance(event, AgentCommandsChanged):
-                    self.agent_commands = AgentCommandList(event.commands)
                 elif isinstance(event, Warning) and event.code == "log_write_failed" and self.controls is not None:
                     self.notify(event.message, title="The session log could not be written", severity="error",
                                 timeout=30, markup=False)
-        self.query_one(SidePanels).apply(events)
+        self.query_one(SidePanels).show([change.files for change in changes if change.files is not None])
         if busy is not None and self.controls is not None:  # a class change restyles the prompt: once
             self.prompt.set_class(busy, "-busy")
-        focus_call = followed_call(events, self._auto_selected, table.rows)
+        focus_call = followed_call(events, self._auto_selected, view.rows)
         if self.follow and focus_call is not None:
             self._auto_select(focus_call)
+        return [settled for change in changes for settled in change.settled]
 
     def _auto_select(self, call_id: str) -> None:
         self._auto_selected = call_id
@@ -330,17 +286,40 @@ class MainScreen(Screen[None]):
         message.stop()
         if self.controls is None:
             return
-        failure = self.header.state.log_failure
+        failure = self.view.header.log_failure
         if failure:
             self.notify(f"The session log cannot be written ({failure}), so no turn can run. Free some space, "
                         f"quit, and continue with `vigil --resume {self.session_id}`. Your prompt is kept.",
                         severity="error", markup=False)
             return
-        from tui_app.app.slash_actions import handle_prompt, send_prompt
+        self.submit_text(message.text)
 
-        if handle_prompt(self, message.text):
-            return
+    def submit_text(self, text: str) -> None:
+        """Enter on `text` (or the palette running a command): its intent is posted, and handled below."""
+        if self.controls is not None:
+            self.post_message(read_intent(text, self.controls.known))
+
+    def on_send_prompt(self, message: SendPrompt) -> None:
+        from tui_app.app.prompt.slash_actions import send_prompt
+
+        message.stop()
         self.run_worker(send_prompt(self, message.text), group="prompt")
+
+    def on_show_command(self, message: ShowCommand) -> None:
+        from tui_app.app.prompt.slash_actions import show_command
+
+        message.stop()
+        self.run_worker(show_command(self, message.name, message.arguments, message.text), group="slash")
+
+    def on_note_to_memory(self, message: NoteToMemory) -> None:
+        from tui_app.app.prompt.slash_actions import ask_where_to_note
+
+        message.stop()
+        ask_where_to_note(self, message.text)
+
+    def on_not_offered(self, message: NotOffered) -> None:
+        message.stop()
+        self.notify(message.message, severity="warning", markup=False, timeout=8)  # the text stays in the box
 
     # ---- turn control -----------------------------------------------------------------------
 
@@ -355,8 +334,9 @@ class MainScreen(Screen[None]):
     def action_cycle_mode(self) -> None:
         if self.controls is None:
             return
-        if self.agent_modes is not None and self.agent_modes.modes:  # the agent's own modes (ACP)
-            self.set_agent_mode(following_mode(self.agent_modes.modes, self.agent_modes.mode))
+        offered = self.view.reports.agent_modes
+        if offered is not None and offered.modes:  # the agent's own modes (ACP)
+            self.set_agent_mode(following_mode(offered.modes, offered.mode))
             return
         current = self.controls.mode
         following = MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)] if current in MODE_CYCLE \
@@ -364,11 +344,12 @@ class MainScreen(Screen[None]):
         self.set_mode(following)
 
     def set_agent_mode(self, mode_id: str | None) -> None:
-        if mode_id is None or self.controls is None or self.agent_modes is None:
+        offered = self.view.reports.agent_modes
+        if mode_id is None or self.controls is None or offered is None:
             return
         self.controls.send(SelectAgentMode(mode_id=mode_id))
-        name = next((m.name for m in self.agent_modes.modes if m.id == mode_id), mode_id)
-        self.notify(f"{self.agent_modes.agent} mode: {name}", markup=False, timeout=2)
+        name = next((m.name for m in offered.modes if m.id == mode_id), mode_id)
+        self.notify(f"{offered.agent} mode: {name}", markup=False, timeout=2)
 
     def set_mode(self, mode: str) -> None:
         if self.controls is None or mode not in MODES:

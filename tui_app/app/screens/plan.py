@@ -14,25 +14,24 @@ import time
 from collections.abc import Callable
 from typing import ClassVar
 
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from tui_app.app.screens.guarded_modal import KEY_GUARD_S, GuardedModal
 from tui_app.runtime.events import PlanApprovalAsked
 from widgets.text.assistant_markdown import AssistantMarkdown
 from widgets.text.line_render import load_css
 
-KEY_GUARD_S = 0.3
 CHOICES = (("1", "acceptEdits", "Approve, and let edits run without asking (acceptEdits)"),
            ("2", "default", "Approve, and keep asking before each edit (default)"),
            ("3", "keep", "Keep planning: tell the model what to change"))
 
 
-class PlanScreen(ModalScreen[dict[str, str] | None]):
+class PlanScreen(GuardedModal[dict[str, str] | None]):
+    CLOSED_TITLE = "Plan closed"
     DEFAULT_CSS = load_css("plan")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "choose('acceptEdits')", "Approve, auto-accept edits"),
@@ -44,16 +43,10 @@ class PlanScreen(ModalScreen[dict[str, str] | None]):
     def __init__(self, request: PlanApprovalAsked, *, asked_by: str | None = None, key_guard_s: float = KEY_GUARD_S,
                  ring_bell: bool = True, clock: Callable[[], float] = time.monotonic,
                  forward_keys: Callable[[str], None] | None = None) -> None:
-        super().__init__()
+        super().__init__(key_guard_s=key_guard_s, ring_bell=ring_bell, clock=clock, forward_keys=forward_keys)
         self.request = request
         self.asked_by = asked_by
-        self.key_guard_s = key_guard_s
-        self.ring_bell = ring_bell
-        self.clock = clock
-        self.forward_keys = forward_keys
         self.writing_feedback = False
-        self._armed_at = clock() + key_guard_s
-        self._done = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="plan-dialog"):
@@ -73,22 +66,8 @@ class PlanScreen(ModalScreen[dict[str, str] | None]):
                                    "planning   [dim]arrows, pgup/pgdn scroll the plan[/dim]")
 
     def on_mount(self) -> None:
-        self._armed_at = self.clock() + self.key_guard_s
+        self.opened()
         self.query_one("#plan-body").focus()
-        if self.ring_bell:
-            self.app.bell()
-
-    @property
-    def armed(self) -> bool:
-        return self.clock() >= self._armed_at
-
-    def on_key(self, event: events.Key) -> None:
-        if self.armed:
-            return
-        event.stop()
-        event.prevent_default()
-        if self.forward_keys is not None and event.is_printable and event.character:
-            self.forward_keys(event.character)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # while the feedback is typed, digits are text, not answers
@@ -104,12 +83,12 @@ class PlanScreen(ModalScreen[dict[str, str] | None]):
             field.focus()
             self.query_one("#plan-keys", Static).update(self._keys())
             return
-        self._finish({"decision": decision})
+        self.finish({"decision": decision})
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if self.armed:
-            self._finish({"decision": "keep", "feedback": event.value.strip()})
+            self.finish({"decision": "keep", "feedback": event.value.strip()})
 
     def action_escape(self) -> None:
         if not self.armed:
@@ -120,18 +99,4 @@ class PlanScreen(ModalScreen[dict[str, str] | None]):
             self.query_one("#plan-body").focus()
             self.query_one("#plan-keys", Static).update(self._keys())
             return
-        self._finish(None)
-
-    def _finish(self, answer: dict[str, str] | None) -> None:
-        if not self._done:
-            self._done = True
-            self.dismiss(answer)
-
-    def close_from_outside(self, reason: str) -> None:
-        if self._done:
-            return
-        self.app.notify(reason, title="Plan closed", markup=False)
-        self._done = True
-        self.dismiss(None)
-
-
+        self.finish(None)

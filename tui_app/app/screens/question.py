@@ -3,8 +3,9 @@ choice, or several with multiSelect) or the user's own words. Returns {question:
 `dismiss`, or None when the user declines (Esc).
 
 Question and option texts come from the model: they are shown as plain Content, never markup.
-Like the approval dialog, it ignores keys for a moment after it opens (and hands typed characters
-back to the prompt box), so a keystroke meant for the prompt cannot pick an answer.
+Like the approval dialog (the guard of `GuardedModal`), it ignores keys for a moment after it
+opens (and hands typed characters back to the prompt box), so a keystroke meant for the prompt
+cannot pick an answer.
 """
 
 from __future__ import annotations
@@ -13,23 +14,21 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui_app.app.screens.guarded_modal import KEY_GUARD_S, GuardedModal
 from tui_app.runtime.events import UserQuestionAsked
 from widgets.text.line_render import load_css
 from widgets.text.untrusted import one_line, plain
 
-KEY_GUARD_S = 0.3
 
-
-class QuestionScreen(ModalScreen[dict[str, str] | None]):
+class QuestionScreen(GuardedModal[dict[str, str] | None]):
+    CLOSED_TITLE = "Question closed"
     DEFAULT_CSS = load_css("question")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("space", "toggle", "Toggle", show=False),
@@ -39,18 +38,12 @@ class QuestionScreen(ModalScreen[dict[str, str] | None]):
     def __init__(self, request: UserQuestionAsked, *, key_guard_s: float = KEY_GUARD_S, ring_bell: bool = True,
                  clock: Callable[[], float] = time.monotonic,
                  forward_keys: Callable[[str], None] | None = None) -> None:
-        super().__init__()
+        super().__init__(key_guard_s=key_guard_s, ring_bell=ring_bell, clock=clock, forward_keys=forward_keys)
         self.request = request
         self.questions: list[dict[str, Any]] = [q for q in request.questions if isinstance(q, dict)]
-        self.key_guard_s = key_guard_s
-        self.ring_bell = ring_bell
-        self.clock = clock
-        self.forward_keys = forward_keys
         self.index = 0
         self.answers: dict[str, str] = {}
         self.chosen: set[int] = set()
-        self._armed_at = clock() + key_guard_s
-        self._done = False
 
     # ---- layout -----------------------------------------------------------------------------
 
@@ -63,10 +56,8 @@ class QuestionScreen(ModalScreen[dict[str, str] | None]):
             yield Static(Content(""), id="question-keys")
 
     def on_mount(self) -> None:
-        self._armed_at = self.clock() + self.key_guard_s
+        self.opened()
         self._show_question()
-        if self.ring_bell:
-            self.app.bell()
 
     @property
     def question(self) -> dict[str, Any]:
@@ -115,18 +106,6 @@ class QuestionScreen(ModalScreen[dict[str, str] | None]):
 
     # ---- keys -------------------------------------------------------------------------------
 
-    @property
-    def armed(self) -> bool:
-        return self.clock() >= self._armed_at
-
-    def on_key(self, event: events.Key) -> None:
-        if self.armed:
-            return
-        event.stop()
-        event.prevent_default()
-        if self.forward_keys is not None and event.is_printable and event.character:
-            self.forward_keys(event.character)
-
     def action_toggle(self) -> None:
         if not self.multi or not self.armed:
             return
@@ -156,24 +135,11 @@ class QuestionScreen(ModalScreen[dict[str, str] | None]):
         self.answers[str(self.question.get("question", ""))] = text
         if self.index + 1 < len(self.questions):
             self.index += 1
-            self._armed_at = self.clock() + self.key_guard_s
+            self.arm()
             self._show_question()
         else:
-            self._finish(dict(self.answers))
+            self.finish(dict(self.answers))
 
     def action_decline(self) -> None:
         if self.armed:
-            self._finish(None)
-
-    def _finish(self, answers: dict[str, str] | None) -> None:
-        if not self._done:
-            self._done = True
-            self.dismiss(answers)
-
-    def close_from_outside(self, reason: str) -> None:
-        """The call went away (the turn was interrupted): close and say so."""
-        if self._done:
-            return
-        self.app.notify(one_line(reason, 300), title="Question closed", markup=False)
-        self._done = True
-        self.dismiss(None)
+            self.finish(None)

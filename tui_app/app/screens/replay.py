@@ -4,9 +4,9 @@ The screen is the live main screen (same chat, table, detail, diffs, outputs, ar
 the session's log instead of a runtime: nothing is started, nothing is executed, no dialog opens
 (a call that waited for approval at that moment shows as awaiting approval). Position N shows the
 first N events. Stepping forward applies the new events, the way a live session's batches arrive.
-Stepping back folds the first N events again into the plain models under the widgets (rows,
-records, header) and drops the chat's later lines: a new screen fed N events would show the same
-(a test holds it to that), without mounting a long chat again. Keys pressed while the screen
+Stepping back folds the first N events again into a new view model (tui_app/view_model/: rows,
+records, header, reports) under the widgets and drops the chat's later lines: a new screen fed N
+events would show the same (a test holds it to that), without mounting a long chat again. Keys pressed while the screen
 catches up only move the target.
 
 The log is applied in pieces that end at the events after which the screen may move its detail
@@ -25,15 +25,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
-from tui_app.app.screens.main import MainScreen, followed_call
+from tui_app.app.screens.main import MainScreen
 from tui_app.runtime.log.catalog import UnknownSession, resolve_session_id
 from tui_app.runtime.log.eventlog import read_events
 from tui_app.runtime.log.paths import events_path
-from widgets.call_record import CallRecords
+from tui_app.view_model.follow import followed_call
+from tui_app.view_model.session_view import SessionView
+from widgets.panels.side import SidePanels
 from widgets.replay_timeline import Timeline
-from widgets.session_header import HeaderState
 from widgets.timeline_bar import TimelineBar
-from widgets.tool_rows import ToolRows
 
 READ_ONLY_TAG = "READ-ONLY replay"
 #: a move this many events long says "catching up" before it starts (bench/replay_timeline.py)
@@ -71,16 +71,16 @@ def read_log(session_id: str) -> tuple[list[Any], str]:
     return read.events, log_note(read.warnings, read.torn_tail, len(read.events))
 
 
-def followed_rows(timeline: Timeline, position: int) -> tuple[ToolRows, str | None]:
-    """The table's rows after the first `position` events, and the call the detail pane of a
-    screen fed those events would be following (the same rule the screen applies as it goes)."""
-    rows, followed = ToolRows(), None
+def followed_view(timeline: Timeline, position: int, view: SessionView) -> str | None:
+    """Fold the first `position` events into `view` (a new one); return the call the detail pane
+    of a screen fed those events would be following (the same rule the screen applies as it goes)."""
+    followed = None
     for start, stop in timeline.pieces(0, position):
         piece = timeline.events[start:stop]
         for event in piece:
-            rows.apply(event)
-        followed = followed_call(piece, followed, rows) or followed
-    return rows, followed
+            view.apply(event)
+        followed = followed_call(piece, followed, view.rows) or followed
+    return followed
 
 
 class ReplayScreen(MainScreen):
@@ -215,24 +215,21 @@ class ReplayScreen(MainScreen):
         pane shows the call a live screen would have been following."""
         events = self.timeline.events[:position]
         self.rewinds += 1
+        view = self.view = SessionView(tag=self.tag, cwd=self.cwd or "")
+        followed = followed_view(self.timeline, position, view)
+        rows = view.rows
         header = self.header
-        header.state = HeaderState(tag=self.tag, cwd=self.cwd or "")
-        header.apply(events)
+        header.state = view.header
         header.redraw()
-        rows, followed = followed_rows(self.timeline, position)
         self.table.replace_rows(rows)
         picked = None if self.follow else self.detail.call_id
         if picked is not None and rows.get(picked) is None:
             picked = None
         if picked is None:
             self.follow, self.detail.call_id, self.table.cursor_id = True, None, None
-        records = CallRecords()
-        for event in events:
-            records.apply(event)
-        self.detail.replace_records(records)
-        await self.chat.rewind(events)
-        self.settings_reports = [e for e in events if e.type == "SettingsLoaded"]
-        self.mcp_statuses = {e.server: e for e in events if e.type == "McpServerStatus"}
+        self.detail.replace_records(view.records)
+        self.query_one(SidePanels).replace_files(view.files)
+        await self.chat.rewind(events, rows)
         self._echoes = []
         self._auto_selected = followed if picked is None else self._auto_selected
         self._pending_select = followed if picked is None else None

@@ -22,13 +22,12 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 from dataclasses import dataclass
 
 _O_PATH = getattr(os, "O_PATH", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-#: descriptors can be asked what they are here (Linux with /proc)
-SUPPORTED = bool(_O_PATH) and os.path.isdir("/proc/self/fd")
 #: symlinks followed in one walk before it gives up (the kernel's own limit)
 MAX_LINKS = 40
 
@@ -56,8 +55,15 @@ class Identity:
         return stat.S_ISDIR(self.mode)
 
 
+_PROC = os.path.isdir("/proc/self/fd")
+#: macOS names a descriptor's path with fcntl(F_GETPATH) instead of /proc
+_F_GETPATH = 50 if sys.platform == "darwin" else 0
+
+
 def fd_path(fd: int) -> str:
     """The kernel's real path of an open descriptor ('' when it cannot tell, or it was deleted)."""
+    if not _PROC:
+        return _fd_path_by_fcntl(fd)
     try:
         target = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
@@ -65,6 +71,18 @@ def fd_path(fd: int) -> str:
     if not target.startswith("/") or target.endswith(" (deleted)"):
         return ""
     return target
+
+
+def _fd_path_by_fcntl(fd: int) -> str:
+    if not _F_GETPATH:
+        return ""  # no way to ask: the checks refuse what they cannot name (fail closed)
+    import fcntl
+
+    try:
+        raw = fcntl.fcntl(fd, _F_GETPATH, bytes(1024))
+    except OSError:
+        return ""
+    return os.fsdecode(raw.split(b"\0", 1)[0])
 
 
 def identity(fd: int) -> Identity:

@@ -40,17 +40,17 @@ def closing_events(events: list[Any]) -> list[Any]:
             calls.clear()
         elif kind == "PermissionRequested":
             asked[event.request_id] = event
-        elif kind == "PermissionResolved" and event.request_id:
+        elif kind == "PermissionResolved":
             asked.pop(event.request_id, None)
         elif kind in ("UserQuestionAsked", "PlanApprovalAsked"):
             questions[event.request_id] = event
         elif kind == "UserQuestionAnswered":
             questions.pop(event.request_id, None)
-        elif kind == "ToolCallRequested" and event.call_id:
+        elif kind == "ToolCallRequested":
             calls[event.call_id] = event
-        elif kind == "ToolCallStarted" and event.call_id:
+        elif kind == "ToolCallStarted":
             started.add(event.call_id)
-        elif kind in ("ToolCallResult", "ToolCallError") and event.call_id:
+        elif kind in ("ToolCallResult", "ToolCallError"):
             calls.pop(event.call_id, None)
     out: list[Any] = []
     for request in asked.values():

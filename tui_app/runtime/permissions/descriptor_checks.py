@@ -101,7 +101,7 @@ def denied_inodes(patterns: list[PathPattern], limit: int | None = None) -> set[
     found: set[tuple[int, int]] = set()
     for pattern in patterns:
         prefix = literal_prefix(pattern.pattern)
-        if not prefix.endswith("/"):  # a literal path: that one file (or directory)
+        if not prefix.endswith("/"):  # a literal path: that file itself (a directory is walked too)
             found |= _inodes({prefix})
         roots.append(prefix.rstrip("/") or "/")
     budget = [HARD_LINK_WALK_LIMIT if limit is None else limit]
@@ -112,9 +112,10 @@ def denied_inodes(patterns: list[PathPattern], limit: int | None = None) -> set[
 
 
 def _outermost(roots: list[str]) -> list[str]:
+    """Each directory once: one below another is walked with it."""
     kept: list[str] = []
     for root in sorted(set(roots), key=len):
-        if not any(root == k or root.startswith(k.rstrip("/") + "/") for k in kept):
+        if not any(root.startswith(k.rstrip("/") + "/") for k in kept):
             kept.append(root)
     return kept
 
@@ -125,10 +126,8 @@ def _walk(root: str, patterns: list[PathPattern], found: set[tuple[int, int]], b
         directory = stack.pop()
         try:
             entries = list(os.scandir(directory))
-        except (NotADirectoryError, FileNotFoundError):
-            continue
         except OSError:
-            continue  # unreadable: nothing in it can be read through a link either
+            entries = []  # not there, not a directory, unreadable: nothing in it is read through a link
         budget[0] -= len(entries)
         if budget[0] < 0:
             return False
@@ -136,10 +135,9 @@ def _walk(root: str, patterns: list[PathPattern], found: set[tuple[int, int]], b
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
-                    continue
-                if any(p.matches(nfc(entry.path)) for p in patterns):
+                elif any(p.matches(nfc(entry.path)) for p in patterns):
                     info = entry.stat(follow_symlinks=True)
                     found.add((info.st_dev, info.st_ino))
             except OSError:
-                continue
+                pass  # gone meanwhile, or a dangling link: no file to be linked to
     return True

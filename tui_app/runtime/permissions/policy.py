@@ -279,6 +279,10 @@ class RulePolicy:
         if sandbox is not None and sandbox.required and not sandbox.active:
             return _deny("guard", f"the sandbox is required (sandbox.failIfUnavailable) but cannot run here: "
                                   f"{sandbox.unavailable_reason or 'bubblewrap is not available'}")
+        if sandbox is not None and self.mode != "bypassPermissions" and self._sandboxed(query):
+            gap = sandbox.mask_gap()  # the masks are the boundary here: incomplete ones ask (fail closed)
+            if gap:
+                return PermissionDecision("ask", "guard", gap[0].upper() + gap[1:])
         if (sandbox is not None and sandbox.active and sandbox.unsandboxed_requested(query.input)
                 and self.mode != "bypassPermissions"):
             return PermissionDecision("ask", "guard", "the command asks to run outside the sandbox "

@@ -16,7 +16,9 @@ lists are merged):
                               `WebFetch(domain:…)` allow rules count too, deny rules block
     network.allowLocalBinding, allowUnixSockets, allowAllUnixSockets, httpProxyPort,
     socksProxyPort            accepted; see README (the sandbox has its own loopback)
-    filesystem.allowWrite / denyWrite / denyRead / allowRead   extra paths
+    filesystem.allowWrite / denyWrite / denyRead / allowRead   extra paths (`allowRead` also
+                              shows a credential path the sandbox hides, see below)
+    env.keep                  (Vigil) variables a command keeps although they look like secrets
 
 What a sandboxed command sees (`layout`): the root filesystem read-only; the working directories
 (and `allowWrite`) writable; a private /tmp; every path a Read deny rule (or `denyRead`) covers
@@ -27,19 +29,22 @@ a command runs when they do not exist yet, so nothing can create them either (re
 when still empty). Every directory between a writable root and a protected path is *pinned*
 (bound onto itself, still writable): a mount point cannot be renamed or removed, so no command
 can swap the folder a hook script sits in for one of its own (docs/architecture.md, the
-security boundary).
+security boundary). The home directory is read-only without its credentials, Vigil's and
+Claude Code's state and the session's sockets (`sandbox_secrets`): they are hidden unless
+`filesystem.allowRead` names them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tui_app.runtime.permissions.bash.parse import parse_command
 from tui_app.runtime.permissions.path_rules import PROTECTED_FILES, PathPattern, literal_prefix
 from tui_app.runtime.permissions.rules import bash_matches, domain_matches
+from tui_app.runtime.permissions.sandbox_secrets import scrub_env, secret_paths
 from tui_app.runtime.permissions.working_dirs import WorkingDirs, inside
 
 #: sockets of daemons that act for whoever connects (a container or a system bus is a way out):
@@ -72,6 +77,7 @@ class SandboxSettings:
     deny_write: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()
     allow_read: tuple[str, ...] = ()
+    env_keep: tuple[str, ...] = ()
 
 
 _BOOLS = {"enabled": "enabled", "autoAllowBashIfSandboxed": "auto_allow",
@@ -143,6 +149,12 @@ def parse_sandbox(layers: Iterable[tuple[str, str, Any]], home: str) -> tuple[Sa
         for key, name in _FS_LISTS.items():
             if key in filesystem:
                 add_list(source, f"filesystem.{key}", name, filesystem[key], base)
+        env = data.get("env", {})
+        if not isinstance(env, dict):
+            bad(source, "env", "an object")
+            env = {}
+        if "keep" in env:
+            add_list(source, "env.keep", "env_keep", env["keep"], None)
     return SandboxSettings(**values, **{k: tuple(v) for k, v in lists.items()}), errors
 
 
@@ -168,6 +180,11 @@ class SandboxLayout:
     complete: bool = True
     #: directories above protected paths, bound onto themselves so they cannot be moved away
     pinned: tuple[str, ...] = ()
+    #: credential files shown as an empty read-only file (credential directories are in `masked_dirs`)
+    empty_files: tuple[str, ...] = ()
+    #: read-only paths inside a hidden directory that are shown all the same (`allowRead`, and the
+    #: session's artifacts in Vigil's home: a background command's output file)
+    shown: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,6 +225,10 @@ class SandboxPolicy:
     session_domains: set[str] = field(default_factory=set)
     #: saves an "always allow" answer for a host: (host, rules, destination)
     remember: Callable[[str, list[str], str], None] | None = None
+    #: Vigil's own state and settings directories: hidden like the credentials
+    state_dirs: tuple[str, ...] = ()
+    #: the environment whose credential variables name more paths to hide
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
 
     @property
     def enabled(self) -> bool:
@@ -254,6 +275,10 @@ class SandboxPolicy:
             return False
         return not self.unsandboxed_requested(data) and not self.excluded(command)
 
+    def command_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """A Bash command's environment: the secrets left out, but for `env.keep`."""
+        return scrub_env(env, self.settings.env_keep)
+
     def network(self) -> NetworkRules:
         allowed, denied = self.web_domains()
         return NetworkRules(tuple(dict.fromkeys([*self.settings.allowed_domains, *allowed, *self.session_domains])),
@@ -265,7 +290,16 @@ class SandboxPolicy:
         writable = [os.path.realpath(d) for d in self.dirs.roots if os.path.isdir(d)]
         writable += [os.path.realpath(p) for p in self.settings.allow_write if os.path.exists(p)]
         writable = _outermost(writable)
-        masked_dirs, masked_files, complete = self._masks()
+        masked_dirs, masked_files, unwalked = self._masks()
+        hidden_dirs, empty_files = self._secrets(writable)
+        # inside a hidden directory, what settings or the session name is shown all the same
+        # (a working directory is never inside a hidden one: `_secrets` leaves such a one shown)
+        named = list(self.dirs.readable_roots) + list(self.settings.allow_read)
+        shown = [p for p in dict.fromkeys(os.path.realpath(d) for d in named) if os.path.exists(p)
+                 and any(inside(p, (h,)) and p != h for h in hidden_dirs) and not inside(p, tuple(masked_dirs))]
+        masked_dirs = _outermost(masked_dirs + hidden_dirs)
+        empty_files = [f for f in empty_files if not inside(f, tuple(masked_dirs)) and f not in masked_files]
+        masked_files = [f for f in masked_files if not inside(f, tuple(masked_dirs))]
         readonly: list[str] = []
         placeholders: list[tuple[str, str]] = []
         for root in writable:
@@ -286,12 +320,34 @@ class SandboxPolicy:
         placeholders = [(p, k) for p, k in dict.fromkeys(placeholders) if inside(p, tuple(writable))]
         pinned = _pins([*readonly, *(p for p, _k in placeholders)], writable, readonly, masked_dirs)
         return SandboxLayout(tuple(writable), tuple(masked_dirs), tuple(masked_files), tuple(readonly),
-                             tuple(placeholders), complete, tuple(pinned))
+                             tuple(placeholders), not unwalked, tuple(pinned), tuple(empty_files), tuple(shown))
 
-    def _masks(self) -> tuple[list[str], list[str], bool]:
+    def mask_gap(self) -> str:
+        """Why the sandbox cannot hide every path the Read deny rules cover ("" when it can): a
+        wildcard rule whose tree is too large to search. A command must then ask (fail closed)."""
+        unwalked = self._masks()[2]
+        if not unwalked:
+            return ""
+        return (f"the sandbox cannot hide every file the Read deny rule {unwalked[0]} covers (more than "
+                f"{MAX_WALK} entries to search), so the command could read them")
+
+    def _secrets(self, writable: list[str]) -> tuple[list[str], list[str]]:
+        """Credential directories and files to hide: all that exist, but what `allowRead` shows
+        and what holds a working directory (the user chose to work there)."""
+        shown = tuple(os.path.realpath(p) for p in self.settings.allow_read)
         dirs: list[str] = []
         files: list[str] = []
-        complete = True
+        for path in secret_paths(self.home, self.environ, self.state_dirs):
+            if inside(path, shown) or any(inside(root, (path,)) for root in writable):
+                continue
+            (dirs if os.path.isdir(path) else files).append(path)
+        return dirs, files
+
+    def _masks(self) -> tuple[list[str], list[str], list[str]]:
+        """The masked directories and files, and the patterns whose matches could not all be found."""
+        dirs: list[str] = []
+        files: list[str] = []
+        unwalked: list[str] = []
         allowed = [p for p in self.settings.allow_read]
 
         def mask(path: str) -> None:
@@ -318,10 +374,11 @@ class SandboxPolicy:
                 mask(prefix)
                 continue
             found, whole = _walk_matches(prefix or "/", pattern)
-            complete = complete and whole
+            if not whole:
+                unwalked.append(f"Read({pattern.specifier})")
             for path in found:
                 mask(path)
-        return _outermost(dirs), [f for f in dict.fromkeys(files) if not inside(f, tuple(dirs))], complete
+        return _outermost(dirs), [f for f in dict.fromkeys(files) if not inside(f, tuple(dirs))], unwalked
 
 
 def _wild(pattern: str) -> bool:

@@ -3,10 +3,11 @@ the "Add directory" action. Outside them every read and every write asks, in eve
 bypassPermissions (Claude Code's rule); acceptEdits lets edits run only inside them; the sandbox
 makes them (and nothing else but a private /tmp) writable.
 
-A path is inside when every spelling of it is: the lexical one (`~` expanded, `..` resolved) and
-the real one (symlinks resolved), so `link-to-etc/passwd` and `sub/../../x` are outside, and a
-sibling `proj-evil/` is never inside `proj/` (the check is per path component, not a prefix of
-the string). Readable-only roots (the session's own artifacts) count for reads, never for writes.
+A path is inside when every spelling of it is: the absolute one (`~` expanded, each `..` taken
+after the links before it, as the kernel does) and the real one (symlinks resolved), so
+`link-to-etc/passwd` and `sub/../../x` are outside, and a sibling `proj-evil/` is never inside
+`proj/` (the check is per path component, not a prefix of the string). Readable-only roots (the
+session's own artifacts) count for reads, never for writes.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `ensure_reaper()` starts it once per Vigil process (on the first session or the first spawn) and
 puts Vigil's token in `os.environ`, so every process Vigil starts from then on, and everything
 those start, carries it. `watch_group` / `unwatch_group` tell it about the process groups Vigil
-starts (Bash commands, background tasks, hooks). Vigil's own clean-up still ends its children
+starts (Bash commands, background tasks, hooks), and `watch_placeholder` about the empty mount
+points the sandbox leaves in a project while a command runs. Vigil's own clean-up still ends its children
 first on every normal path; the reaper is for the paths where Vigil gets no say (kill -9, an
 abort, an interpreter that dies in C code), and it acts within a second.
 
@@ -82,3 +83,14 @@ def watch_group(pgid: int) -> None:
 
 def unwatch_group(pgid: int) -> None:
     _send(f"-{pgid}\n")
+
+
+def watch_placeholder(path: str) -> None:
+    """An empty directory the sandbox creates in the project as a mount point (`.mcp.json/` …):
+    if Vigil dies before it removes it, the reaper does, once the sandbox is gone (if still empty)."""
+    if ensure_reaper():
+        _send(f"d{os.fsencode(path).hex()}\n")
+
+
+def unwatch_placeholder(path: str) -> None:
+    _send(f"u{os.fsencode(path).hex()}\n")

@@ -12,7 +12,9 @@ reaper then ends
   This catches what left its group (`setsid`) and what started between a spawn and its
   registration;
 
-with TERM, then KILL whatever is left after a short grace, and exits. It sits in its own
+with TERM, then KILL whatever is left after a short grace; then it removes the sandbox's mount
+point placeholders Vigil told it about (`dHEX` / `uHEX` lines, the path in hex) that are still
+empty directories, and exits. It sits in its own
 session, so a terminal's Ctrl-C or hang-up does not reach it, and it ignores the usual
 termination signals: only the pipe tells it to act.
 """
@@ -132,12 +134,22 @@ def reap(groups: dict[int, str | None], token: bytes) -> None:
         pids = {p for p in pids if state(p) not in (None, "Z")}
 
 
+def remove_placeholders(paths: set[bytes]) -> None:
+    """Deepest first; `rmdir` only ever removes an empty directory (a user's files stay)."""
+    for path in sorted(paths, key=len, reverse=True):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
 def main(argv: list[str]) -> int:
     token = argv[2].encode()
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP):
         signal.signal(number, signal.SIG_IGN)
     os.chdir("/")
     groups: dict[int, str | None] = {}
+    placeholders: set[bytes] = set()
     pending = b""
     while True:
         try:
@@ -151,6 +163,13 @@ def main(argv: list[str]) -> int:
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for line in lines:
+            if line[:1] in (b"d", b"u"):
+                try:
+                    path = bytes.fromhex(line[1:].decode())
+                except ValueError:
+                    continue
+                (placeholders.add if line[:1] == b"d" else placeholders.discard)(path)
+                continue
             try:
                 pgid = int(line[1:])
             except ValueError:
@@ -160,6 +179,7 @@ def main(argv: list[str]) -> int:
             elif line[:1] == b"-":
                 groups.pop(pgid, None)
     reap(groups, token)
+    remove_placeholders(placeholders)
     return 0
 
 

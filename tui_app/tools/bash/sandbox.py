@@ -12,6 +12,9 @@ The policy (what is writable, masked, read-only; which calls are sandboxed) is t
           --ro-bind P P         protected paths inside them
           --tmpfs D --remount-ro D   masked directories, and protected names that do not exist yet
           --ro-bind /dev/null F      masked files (reading them fails: Permission denied)
+          --ro-bind S S              readable directories inside hidden ones (the session's artifacts)
+          --ro-bind EMPTY F          credential files (an empty read-only file: tools that read
+                                     `~/.npmrc` or `~/.docker/config.json` go on without it)
           --ro-bind SOCK /tmp/.vigil-proxy.sock
           --chdir CWD -- bash -c BRIDGE bash COMMAND
 
@@ -40,6 +43,7 @@ from tui_app.runtime.permissions.bash.parse import parse_command
 from tui_app.runtime.permissions.bash.readonly import classify
 from tui_app.runtime.permissions.sandbox_policy import SandboxLayout, SandboxPolicy
 from tui_app.runtime.permissions.working_dirs import inside
+from tui_app.runtime.processes import reaper
 from tui_app.tools.bash.net_proxy import DomainAsker, NetProxy
 
 PROXY_PORT = 3128
@@ -117,13 +121,15 @@ def _leave(placeholders: tuple[tuple[str, str], ...]) -> None:
         for path in sorted(_placeholders, key=len, reverse=True):
             with contextlib.suppress(OSError):
                 os.rmdir(path)  # only ever succeeds while it is still the empty placeholder
+            reaper.unwatch_placeholder(path)
         _placeholders.clear()
 
 
 # ---- the argv ----------------------------------------------------------------------------------------
 
-def mount_args(layout: SandboxLayout, proxy_socket: str | None) -> list[str]:
-    """bwrap's filesystem arguments for a layout, shallow paths first."""
+def mount_args(layout: SandboxLayout, proxy_socket: str | None, empty_file: str = "/dev/null") -> list[str]:
+    """bwrap's filesystem arguments for a layout, shallow paths first. `empty_file`: an empty
+    read-only file on the host, shown in place of each credential file."""
     masked = tuple(layout.masked_dirs)
     ops: list[tuple[int, int, list[str]]] = []
     # a working directory under /tmp: the host's tree it sits in is shown read-only around it, so
@@ -153,15 +159,27 @@ def mount_args(layout: SandboxLayout, proxy_socket: str | None) -> list[str]:
         # grep do not see an empty directory, and nothing can be created in its place
         if not inside(path, masked):
             add(path, 2, ["--tmpfs", path, "--remount-ro", path])
+    # a hidden directory with something shown inside gets its mount points made first, then is
+    # made read-only once they are bound
+    holding = {path for path in masked if any(inside(s, (path,)) and s != path for s in layout.shown)}
     for path in masked:
         if relevant(path):
-            add(path, 3, ["--tmpfs", path, "--remount-ro", path])
+            add(path, 3, ["--tmpfs", path] + ([] if path in holding else ["--remount-ro", path]))
     for path in layout.masked_files:
         if relevant(path) and not inside(path, masked):
             add(path, 3, ["--ro-bind", "/dev/null", path])
+    for path in layout.empty_files:
+        if relevant(path) and not inside(path, masked):
+            add(path, 3, ["--ro-bind", empty_file, path])
+    for path in layout.shown:
+        if relevant(path):
+            add(path, 4, ["--ro-bind", path, path])
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for _depth, _rank, op in sorted(ops, key=lambda o: (o[0], o[1])):
         args += op
+    for path in sorted(holding):
+        if relevant(path):
+            args += ["--remount-ro", path]
     if proxy_socket is not None:
         args += ["--ro-bind", proxy_socket, PROXY_SOCKET]
     return args
@@ -233,6 +251,22 @@ def _remove_dir(path: str) -> None:
         os.rmdir(path)
 
 
+@cache
+def _empty_file() -> str:
+    """An empty read-only file of this process's, bound over credential files."""
+    path = os.path.join(_socket_dir(), "empty")
+    with open(path, "w"):
+        pass
+    os.chmod(path, 0o444)
+    atexit.register(_remove_file, path)
+    return path
+
+
+def _remove_file(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
 _socket_numbers = itertools.count(1)
 
 
@@ -248,6 +282,8 @@ async def prepare(policy: SandboxPolicy, cwd: str, env: dict[str, str], command:
     _enter()
     try:
         layout = policy.layout()
+        for path, _kind in layout.placeholders:
+            reaper.watch_placeholder(path)  # bwrap creates it; a Vigil killed now leaves it to the reaper
         proxy = None
         if found.network and needs_network(command):
             path = os.path.join(_socket_dir(), f"p{next(_socket_numbers)}.sock")
@@ -256,9 +292,10 @@ async def prepare(policy: SandboxPolicy, cwd: str, env: dict[str, str], command:
     except BaseException:
         _leave(())
         raise
-    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(env, proxy is not None), layout=layout, proxy=proxy,
-                    unsandboxed_allowed=policy.settings.allow_unsandboxed)
-    prefix = [bwrap, *found.flags, *mount_args(layout, proxy.path if proxy else None), "--chdir", cwd, "--"]
+    launch = Launch(wrap=lambda argv: argv, env=sandbox_env(policy.command_env(env), proxy is not None),
+                    layout=layout, proxy=proxy, unsandboxed_allowed=policy.settings.allow_unsandboxed)
+    empty = _empty_file() if layout.empty_files else "/dev/null"
+    prefix = [bwrap, *found.flags, *mount_args(layout, proxy.path if proxy else None, empty), "--chdir", cwd, "--"]
 
     def wrap(argv: list[str]) -> list[str]:
         if proxy is None:

@@ -34,6 +34,7 @@ from tui_app.runtime.contract import (
 )
 from tui_app.runtime.display import BashOutputDisplay
 from tui_app.runtime.permissions.bash.git_guard import run_env
+from tui_app.runtime.permissions.sandbox_secrets import scrub_env
 from tui_app.runtime.results import budgets
 from tui_app.runtime.results.serialize import cut_head_bytes, cut_tail_bytes, persisted_envelope, preview_head, utf8_len
 from tui_app.runtime.timeouts import env_ms
@@ -154,16 +155,20 @@ class BashRawResult(RawResult):
     facts: BashFacts | None = None
 
 
-def shell_env() -> dict[str, str]:
-    # the user's environment as it is; nothing of Vigil's own (keys, tokens) is added to it
-    return dict(os.environ)
+def shell_env(ctx: ToolContext | None = None) -> dict[str, str]:
+    """The user's environment without what looks like a secret (provider keys, tokens, cloud
+    credentials: `sandbox_secrets`), sandboxed or not, but for what `sandbox.env.keep` names.
+    Nothing of Vigil's own is added to it."""
+    sandbox = ctx.service("sandbox") if ctx is not None else None
+    keep = getattr(getattr(sandbox, "settings", None), "env_keep", ())
+    return scrub_env(os.environ, keep)
 
 
-def command_env(command: str) -> dict[str, str]:
+def command_env(command: str, ctx: ToolContext | None = None) -> dict[str, str]:
     """The environment one command runs with: a command the classifier calls read-only (the only
     kind that runs without asking when there is no rule for it) runs git with the programs its
     configuration names switched off (see docs/architecture.md, the git guard)."""
-    env = shell_env()
+    env = shell_env(ctx)
     return run_env(env) if bash_flags_for({"command": command}).read_only else env
 
 
@@ -240,7 +245,7 @@ def _pause_deadline(ctx: ToolContext) -> None:
 
 
 async def run_foreground(args: BashInput, ctx: ToolContext) -> RawResult:
-    launch = await sandbox_launch(args, ctx, command_env(args.command))
+    launch = await sandbox_launch(args, ctx, command_env(args.command, ctx))
     try:
         return await _run_foreground(args, ctx, launch)
     finally:
@@ -252,7 +257,7 @@ async def _run_foreground(args: BashInput, ctx: ToolContext, launch: Launch | No
     collector = OutputCollector(artifacts=ctx.service("artifacts"), call_id=ctx.call_id, progress=ctx.progress)
     began = time.monotonic()
     try:
-        env = launch.env if launch else command_env(args.command)
+        env = launch.env if launch else command_env(args.command, ctx)
         run = await ShellRun.start(args.command, ctx.cwd, env, collector.feed, GRACE_S,
                                    wrap=launch.wrap if launch else None)
     except OSError as exc:
@@ -284,10 +289,10 @@ async def start_background(args: BashInput, ctx: ToolContext) -> RawResult:
     tasks = ctx.service("background_tasks")
     if tasks is None:
         raise ToolFailure("Background tasks are not available in this session.")
-    launch = await sandbox_launch(args, ctx, command_env(args.command))
+    launch = await sandbox_launch(args, ctx, command_env(args.command, ctx))
     try:
         task = await tasks.start(args.command, ctx.cwd, call_id=ctx.call_id, artifacts=ctx.service("artifacts"),
-                                 env=launch.env if launch else command_env(args.command),
+                                 env=launch.env if launch else command_env(args.command, ctx),
                                  wrap=launch.wrap if launch else None,
                                  on_end=launch.close if launch else None)
     except OSError as exc:

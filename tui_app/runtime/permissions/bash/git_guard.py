@@ -27,6 +27,7 @@ nothing), one file at a time, includes followed by hand as if every condition he
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterable, Mapping
@@ -50,10 +51,8 @@ RUN_CONFIG: tuple[tuple[str, str], ...] = (
     ("diff.submodule", "short"),
     ("status.submoduleSummary", "false"),
 )
-RUN_VARIABLES: Mapping[str, str] = {
-    "GIT_PAGER": "cat", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":", "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1",
-}
+#: a pager that only prints; no optional writes (`git status` refreshing the index)
+RUN_VARIABLES: Mapping[str, str] = {"GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0"}
 #: variables that would run a program the user did not name here, or point git elsewhere
 DROPPED_VARIABLES = ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND",
                      "GIT_PROXY_COMMAND")
@@ -140,8 +139,6 @@ class _Unreadable(Exception):
 
 _cache: dict[tuple[str, int, int, int], list[tuple[str, str | None]]] = {}
 _cache_lock = threading.Lock()
-#: git's parser runs nothing, but it is still given nothing of the user's to read
-_READER_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "LC_ALL": "C", "PATH": os.defpath}
 
 
 def config_entries(path: str) -> list[tuple[str, str | None]]:
@@ -161,8 +158,9 @@ def config_entries(path: str) -> list[tuple[str, str | None]]:
     if git is None:
         raise _Unreadable("git is not installed, so its configuration cannot be read")
     try:
+        # `--file`: that file only (no system or user configuration); the reader gets no environment
         done = subprocess.run([git, "config", "--file", path, "--no-includes", "--list", "-z"], cwd="/",
-                              env=_READER_ENV, capture_output=True, timeout=10, check=False)
+                              env={}, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _Unreadable(f"{path} could not be read by git ({exc})") from None
     if done.returncode != 0:
@@ -180,12 +178,12 @@ def config_entries(path: str) -> list[tuple[str, str | None]]:
     return entries
 
 
+SYSTEM_PATH = "/usr/bin:/bin:/usr/local/bin"
+
+
 def _git_program() -> str | None:
-    for directory in ("/usr/bin", "/usr/local/bin", "/bin"):
-        candidate = os.path.join(directory, "git")
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    """The system's git (never one a relative PATH entry would find in the project)."""
+    return shutil.which("git", path=SYSTEM_PATH)
 
 
 def _include_target(value: str, including: str, home: str) -> str:
@@ -194,8 +192,9 @@ def _include_target(value: str, including: str, home: str) -> str:
     return os.path.normpath(os.path.join(os.path.dirname(including), value))
 
 
-def config_problem(paths: Iterable[str], home: str) -> str | None:
-    """The first reason the configuration files (and what they include) make git ask."""
+def config_problem(paths: Iterable[str], home: str, allowed: frozenset[str] = frozenset()) -> str | None:
+    """The first reason the configuration files (and what they include) make git ask; keys in
+    `allowed` (lower case) are let be."""
     stack = [(p, 0) for p in reversed(list(paths))]
     seen: set[str] = set()
     while stack:
@@ -210,13 +209,13 @@ def config_problem(paths: Iterable[str], home: str) -> str | None:
             return str(exc)
         for key, value in entries:
             if _matches(key, INCLUDES):
-                if value is None or not value:
+                if not value:
                     continue
                 if depth >= MAX_INCLUDE_DEPTH:
                     return f"{path} includes configuration too deeply to follow"
                 stack.append((_include_target(value, path, home), depth + 1))
                 continue
-            why = key_problem(key, value)
+            why = None if key.lower() in allowed else key_problem(key, value)
             if why is not None:
                 return f"the git configuration {path}: {why}"
     return None
@@ -250,9 +249,9 @@ def _gitfile_target(path: str) -> str | None:
     except OSError:
         return None
     first = head.splitlines()[0] if head else ""
-    if not first.startswith("gitdir:"):
+    if not first.startswith("gitdir: "):  # git's own test: anything else is no pointer (git stops there)
         return None
-    return os.path.normpath(os.path.join(os.path.dirname(path), first[7:].strip()))
+    return os.path.normpath(os.path.join(os.path.dirname(path), first[8:].strip()))
 
 
 def discover(start: str, env: Mapping[str, str] | None = None) -> Repository | None:
@@ -269,7 +268,7 @@ def discover(start: str, env: Mapping[str, str] | None = None) -> Repository | N
             if os.path.isfile(dot):
                 target = _gitfile_target(dot)
                 return Repository(os.path.realpath(target) if target else os.path.realpath(dot), here)
-            if os.path.isdir(dot) and git_dir_shaped(dot):
+            if git_dir_shaped(dot):
                 return Repository(os.path.realpath(dot), here)
             if git_dir_shaped(here):
                 return Repository(here, None)
@@ -289,16 +288,28 @@ def _common_dir(git_dir: str) -> str:
     return os.path.normpath(os.path.join(git_dir, text)) if text else git_dir
 
 
+#: what git itself writes into the configuration of a submodule it keeps under `modules/`
+MODULE_KEYS = frozenset({"core.worktree"})
+#: how deep submodule names (which may hold slashes) are looked for under `modules/`
+MAX_MODULE_DEPTH = 6
+
+
 def config_files(repo: Repository) -> list[str]:
-    """The repository's own configuration files: the common config, the worktree's, and those of
-    submodules git keeps under `modules/`."""
-    common = _common_dir(repo.git_dir)
-    files = [os.path.join(common, "config"), os.path.join(repo.git_dir, "config.worktree")]
-    modules = os.path.join(common, "modules")
+    """The repository's own configuration files: the common config and the worktree's."""
+    return [os.path.join(_common_dir(repo.git_dir), "config"), os.path.join(repo.git_dir, "config.worktree")]
+
+
+def module_config_files(repo: Repository) -> list[str]:
+    """The configuration files of the submodules git keeps under `modules/` (and theirs, nested),
+    not descending into their object stores."""
+    modules = os.path.join(_common_dir(repo.git_dir), "modules")
+    files: list[str] = []
     for directory, dirnames, filenames in os.walk(modules):
-        if "config" in filenames:
-            files.append(os.path.join(directory, "config"))
-        if directory.count(os.sep) - modules.count(os.sep) > 6:
+        if git_dir_shaped(directory):
+            if "config" in filenames:
+                files.append(os.path.join(directory, "config"))
+            dirnames[:] = [d for d in dirnames if d == "modules"]
+        elif directory.count(os.sep) - modules.count(os.sep) >= MAX_MODULE_DEPTH:
             dirnames.clear()
     return files
 
@@ -358,7 +369,8 @@ def git_problem(dirs: Iterable[str], own: Iterable[str], home: str,
         repo = discover(directory, env)
         if repo is None:
             continue
-        why = config_problem(config_files(repo), home) or submodule_problem(repo)
+        why = (config_problem(config_files(repo), home)
+               or config_problem(module_config_files(repo), home, MODULE_KEYS) or submodule_problem(repo))
         if why is not None:
             return why
     return None

@@ -36,8 +36,13 @@ class Launcher:
     string_long: frozenset[str] = frozenset()
     #: it runs its operands joined as one shell string (watch)
     joins: bool = False
-    #: its operands are a command (not for su: `su USER` starts a login shell)
+    #: its operands are a command (not for su: `su USER` starts a login shell, and only its `-c`
+    #: string is a command, wherever it stands)
     runs_operands: bool = True
+    #: options that start the command in another directory (`env -C DIR`), or always (chroot)
+    chdir_short: str = ""
+    chdir_long: frozenset[str] = frozenset()
+    chdir_always: bool = False
 
 
 def _s(text: str) -> frozenset[str]:
@@ -51,20 +56,26 @@ LAUNCHERS: dict[str, Launcher] = {
         assignments=True,
         string_short="S",
         string_long=_s("split-string"),
+        chdir_short="C",
+        chdir_long=_s("chdir"),
     ),
     "exec": Launcher(short_value="a"),
     "sudo": Launcher(
         short_value="ugCDhprtUT",
         long_value=_s("user group close-from chdir host prompt role type other-user command-timeout"),
         assignments=True,
+        chdir_short="D",
+        chdir_long=_s("chdir"),
     ),
     "doas": Launcher(short_value="uC"),
     "setsid": Launcher(),
     "ionice": Launcher(short_value="cnp", long_value=_s("class classdata pid pgid uid")),
     "taskset": Launcher(skip=1),
-    "chroot": Launcher(long_value=_s("userspec groups"), skip=1),
-    "unshare": Launcher(short_value="SG", long_value=_s("setuid setgid root wd propagation")),
-    "nsenter": Launcher(short_value="tSGrw", long_value=_s("target setuid setgid root wd")),
+    "chroot": Launcher(long_value=_s("userspec groups"), skip=1, chdir_always=True),
+    "unshare": Launcher(short_value="SG", long_value=_s("setuid setgid root wd propagation"), chdir_long=_s("root wd")),
+    "nsenter": Launcher(
+        short_value="tSGrw", long_value=_s("target setuid setgid root wd"), chdir_short="rw", chdir_long=_s("root wd")
+    ),
     "strace": Launcher(short_value="abeEIoOpPsSuUX", long_value=_s("output")),
     "ltrace": Launcher(short_value="aAeEfFlnopsuLx", long_value=_s("output")),
     "flock": Launcher(
@@ -75,22 +86,16 @@ LAUNCHERS: dict[str, Launcher] = {
         string_long=_s("command"),
     ),
     "su": Launcher(
-        short_value="gGsw",
-        long_value=_s("group supp-group shell whitelist-environment"),
         string_short="c",
         string_long=_s("command session-command"),
         runs_operands=False,
     ),
     "runuser": Launcher(
-        short_value="gGsuw",
-        long_value=_s("group supp-group shell user"),
         string_short="c",
         string_long=_s("command session-command"),
         runs_operands=False,
     ),
     "script": Launcher(
-        short_value="EIOTBm",
-        long_value=_s("echo log-in log-out log-timing log-io logging-format output-limit"),
         string_short="c",
         string_long=_s("command"),
         runs_operands=False,
@@ -114,6 +119,8 @@ class Started:
 
     commands: list[tuple[Word, ...]]
     strings: list[str]
+    #: they start in another directory (or another root) than the line's
+    moved: bool = False
 
 
 def launched(cmd: SimpleCommand) -> Started | None:
@@ -133,7 +140,7 @@ def launched(cmd: SimpleCommand) -> Started | None:
 
 
 def _start(launcher: Launcher, args: tuple[Word, ...]) -> Started | None:
-    started = Started([], [])
+    started = Started([], [], moved=launcher.chdir_always)
     i = 0
     while i < len(args):
         text = word_text(args[i])
@@ -159,9 +166,11 @@ def _start(launcher: Launcher, args: tuple[Word, ...]) -> Started | None:
                 value = known
             if is_string:
                 started.strings.append(value)
+            started.moved |= bool(option) and any(o.startswith(option) for o in launcher.chdir_long)
             continue
         cluster = text[1:]
         for j, letter in enumerate(cluster):
+            started.moved |= letter in launcher.chdir_short
             if letter in launcher.short_value or letter in launcher.string_short:
                 glued = cluster[j + 1 :]
                 if not glued:
@@ -216,10 +225,8 @@ def _late_strings(launcher: Launcher, args: tuple[Word, ...], started: Started) 
 
 
 def _is_assignment(text: str | None) -> bool:
-    if text is None or "=" not in text:
-        return False
-    name = text.split("=", 1)[0]
-    return name.replace("_", "a").isalnum() and not name[:1].isdigit()
+    """`NAME=VALUE` before env's or sudo's command: like them, any word with a `=` (`1A=x` too)."""
+    return text is not None and "=" in text
 
 
 def _find(args: tuple[Word, ...]) -> Started:

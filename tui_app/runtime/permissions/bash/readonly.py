@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from tui_app.runtime.contract import ToolFlags
 from tui_app.runtime.permissions.bash.git_guard import git_problem, repository_problem
 from tui_app.runtime.permissions.bash.parse import ParsedCommand, SimpleCommand, Word, parse_command
-from tui_app.runtime.permissions.bash.programs import program_use
+from tui_app.runtime.permissions.bash.programs import Use, program_use
 from tui_app.runtime.permissions.bash.words import Where, expand_paths, glob_names, word_text
 
 READ_ONLY_BASH_FLAGS = ToolFlags(read_only=True, concurrency_safe=True, side_effect_scope="none",
@@ -116,15 +116,10 @@ def classify(parsed: ParsedCommand, where: Where | None = None) -> Reading:
         here = Where(dirs, where.home)
         why = _command_problem(cmd, here)
         use = why or program_use(cmd)
-        if not isinstance(use, str) and cmd.name == "git":
-            problem = git_problem(here.dirs, where.dirs, where.home)
-            if problem is not None:
-                reading.runs_config.append(problem)
-                use = problem
-        elif isinstance(use, str) and not lost:
-            problem = _elsewhere_git(cmd, here, where.dirs)
-            if problem is not None:
-                reading.runs_config.append(problem)
+        problem = _git_guard(cmd, use, here, where.dirs, lost)
+        if problem is not None:
+            reading.runs_config.append(problem)
+            use = use if isinstance(use, str) else problem
         if isinstance(use, str):
             reading.refuse(use)
             reading.known.append(False)
@@ -188,23 +183,38 @@ def _command_problem(cmd: SimpleCommand, where: Where) -> str | None:
     return None
 
 
-#: git's options that point it at another repository or work tree
+#: git's options and variables that point it at another repository or work tree
 GIT_ELSEWHERE = ("-C", "--git-dir", "--work-tree")
+GIT_ELSEWHERE_VARIABLES = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+                                     "GIT_OBJECT_DIRECTORY", "GIT_CEILING_DIRECTORIES", "GIT_NAMESPACE"})
 
 
-def _elsewhere_git(cmd: SimpleCommand, here: Where, own: tuple[str, ...]) -> str | None:
-    """A git command that is not a read-only one, in any spelling (`env git`, `GIT_DIR=x git`,
-    `git -C x`, `/usr/bin/git`): why the repository it would use is not the project's own, or
-    None. Its configuration is that repository's business only when it is the project's."""
+def _git_guard(cmd: SimpleCommand, use: Use | str, here: Where, own: tuple[str, ...], lost: bool) -> str | None:
+    """Why a git command, in any spelling, could run what a repository's configuration names
+    (see `git_guard`), or None. A read-only one runs with the guard's environment, and asks when
+    the configuration names a program that environment does not switch off; any other (it asks
+    anyway, but the sandbox's auto-allow would run it) when its repository is not the project's
+    own: the project's configuration is the project's business there, as its code is."""
     texts = [word_text(w) for w in cmd.words]
     start = next((i for i, t in enumerate(texts) if t is not None and os.path.basename(t) == "git"), None)
     if start is None:
         return None
+    if lost:
+        return "git runs in a directory only known at run time (after `cd`)"
+    if not isinstance(use, str) and cmd.name == "git":
+        return git_problem(here.dirs, own, here.home)
+    return _elsewhere_git(cmd, texts, start, here, own)
+
+
+def _elsewhere_git(cmd: SimpleCommand, texts: list[str | None], start: int, here: Where,
+                   own: tuple[str, ...]) -> str | None:
+    """Why the repository a git command at `start` (`env git`, `GIT_DIR=x git`, `git -C x`,
+    `/usr/bin/git`) would use is not the project's own, or None."""
     named = [a.partition("=")[0] for a in cmd.assignments]
     named += [t.partition("=")[0] for t in texts[:start] if t is not None and "=" in t]
-    pointing = sorted(n for n in named if n.startswith("GIT_"))
+    pointing = sorted(n for n in named if n in GIT_ELSEWHERE_VARIABLES or n.startswith("GIT_CONFIG"))
     if pointing:
-        return f"git is pointed at a repository by ${pointing[0]}: Vigil cannot check what its configuration runs"
+        return f"${pointing[0]} points git at another repository or configuration, which Vigil cannot check"
     dirs = here.dirs
     args = cmd.words[start + 1:]
     i = 0

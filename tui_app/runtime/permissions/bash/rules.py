@@ -34,10 +34,13 @@ from tui_app.runtime.permissions.bash.outputs import output_writes
 from tui_app.runtime.permissions.bash.parse import (
     ParsedCommand,
     SimpleCommand,
+    Word,
     parse_command,
     program_name,
 )
+from tui_app.runtime.permissions.bash.programs import PROGRAMS
 from tui_app.runtime.permissions.bash.readonly import Reading, classify
+from tui_app.runtime.permissions.bash.trees import has_other_names, look_under
 from tui_app.runtime.permissions.bash.words import Where, expand_paths, word_text
 from tui_app.runtime.permissions.rule_checks import READERS, Assessment, RuleView
 from tui_app.runtime.permissions.rules import EDIT_FAMILY, bash_matches, escape_bash
@@ -72,16 +75,17 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
     where = Where((view.cwd,), view.home)
     reading = classify(parsed, where)
     a = Assessment(read_only=reading.read_only, runs_config=reading.runs_config)
-    for cmd in parsed.commands:
-        _command_rules(view, a, names, cmd)
+    started = [inner for cmd in parsed.commands for inner in _command_rules(view, a, names, cmd)]
     whole = view.whole("allow", spec) is not None
     by_rule = [whole or view.bash_hit("allow", names, [cmd.full_text]) is not None for cmd in parsed.commands]
     _reads(view, a, reading, sandboxed, by_rule)
+    _trees(view, a, parsed, reading, Where(reading.dirs, view.home) if reading.dirs is not None else None, sandboxed)
     after = Where(reading.dirs, view.home) if reading.dirs is not None else None
     for cmd in parsed.commands:
         _writes(view, a, cmd, after, sandboxed)
     _redirects(view, a, parsed, after, sandboxed)
     _network(view, a, parsed, after)
+    _started_writes(view, a, started, after, sandboxed)
     _allowed(view, a, names, parsed, reading, after, command)
     return a
 
@@ -90,13 +94,15 @@ def assess_bash(view: RuleView, spec: ToolSpec, command: str, *, sandboxed: bool
 MAX_LAUNCH_DEPTH = 6
 
 
-def _spellings(cmd: SimpleCommand, depth: int = 0) -> tuple[list[str], list[str]]:
+def _spellings(cmd: SimpleCommand, depth: int = 0, moved: bool = False,
+               inner: list[tuple[ParsedCommand, bool]] | None = None) -> tuple[list[str], list[str]]:
     """The spellings deny and ask rules are tried on, and the programs only known at run time.
 
     As written, without assignments, with the program's base name unquoted (`/usr/bin/curl`,
     `'curl'` and `c\\url` run curl), and whatever the command starts (`exec curl`, `env -i
     curl`, `sudo curl`, `find -exec curl`, `xargs -0 curl`, `su -c 'curl'`: see
-    `bash_launchers`)."""
+    `bash_launchers`). What it starts is added to `inner`, with whether it starts elsewhere
+    (`env -C DIR`), for the write checks."""
     texts = [cmd.full_text, cmd.text]
     unknown: list[str] = []
     name = word_text(cmd.words[0]) if cmd.words else None
@@ -111,19 +117,38 @@ def _spellings(cmd: SimpleCommand, depth: int = 0) -> tuple[list[str], list[str]
         parsed = parse_command(source)
         if not parsed.ok:
             unknown.append(source)
-        for inner in parsed.commands:
-            more, lost = _spellings(inner, depth + 1)
+            continue
+        if inner is not None:
+            inner.append((parsed, moved or started.moved))
+        for command in parsed.commands:
+            more, lost = _spellings(command, depth + 1, moved or started.moved, inner)
             texts += more
             unknown += lost
     return texts, unknown
 
 
-def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand) -> None:
-    texts, unknown = _spellings(cmd)
+def _command_rules(view: RuleView, a: Assessment, names: frozenset[str], cmd: SimpleCommand
+                   ) -> list[tuple[ParsedCommand, bool]]:
+    """Deny and ask rules against every spelling of the command; returns what it starts."""
+    inner: list[tuple[ParsedCommand, bool]] = []
+    texts, unknown = _spellings(cmd, inner=inner)
     a.hits(f"`{cmd.full_text}`", view.bash_hit("deny", names, texts), view.bash_hit("ask", names, texts))
     if unknown and (view.of("deny", names) or view.of("ask", names)):
         a.guards.append(f"the program `{unknown[0]}` is only known at run time: it may be one a deny or ask rule "
                         f"names")
+    return inner
+
+
+def _started_writes(view: RuleView, a: Assessment, started: list[tuple[ParsedCommand, bool]], where: Where | None,
+                    sandboxed: bool) -> None:
+    """What a launched command writes (`env sort -o F`, `sudo touch F`, `su -c 'echo > F'`): checked
+    like the line's own writes; relative paths are unknown when it starts elsewhere."""
+    for parsed, moved in started:
+        here = None if moved else where
+        for cmd in parsed.commands:
+            _writes(view, a, cmd, here, sandboxed)
+        _redirects(view, a, parsed, here, sandboxed)
+        _network(view, a, parsed, here)
 
 
 # ---- reads ---------------------------------------------------------------------------------------
@@ -153,6 +178,85 @@ def _reads(view: RuleView, a: Assessment, reading: Reading, sandboxed: bool, by_
                 if rule is not None:
                     a.guards.append(f"`{read.source}` is searched recursively and the rule {rule.text} "
                                     f"({rule.source}) covers files below it; without the sandbox they would be read")
+
+
+# ---- directories read, copied and moved --------------------------------------------------------
+
+#: programs a rule may allow that copy or archive every file below their operands
+COPIERS = frozenset({"tar", "zip", "7z", "cpio", "rsync", "scp", "pax"})
+#: of these, the ones whose last operand is the destination, not a source
+_LAST_IS_DESTINATION = frozenset({"cp", "mv", "ln", "rsync", "scp"})
+
+
+def _trees(view: RuleView, a: Assessment, parsed: ParsedCommand, reading: Reading, where: Where | None,
+           sandboxed: bool) -> None:
+    """A directory operand is every file below it: `cat dir`, `tar c dir`, `cp -r dir x` read them,
+    `mv dir x`, `ln`, `cp -l` give them a name no Read deny rule covers. Only with Read deny rules
+    (there is nothing to find otherwise)."""
+    if not view.of("deny", READERS):
+        return
+    for read in reading.reads:
+        cmd = parsed.commands[read.command] if read.command >= 0 else None
+        program = PROGRAMS.get(program_name(cmd.name)) if cmd is not None else None
+        if (program is not None and program.operands == "names") or (cmd is not None and cmd.name == "git"):
+            continue  # `ls dir` lists names (a recursive listing is checked with the reads); git reads what it tracks
+        for path in read.paths or ():
+            _carried(view, a, read.source, path, move=False, sandboxed=sandboxed)
+    for cmd in parsed.commands:
+        for word, move in _tree_operands(cmd):
+            paths = expand_paths(word, where) if where is not None else None
+            if paths is None:
+                a.guards.append(f"`{cmd.full_text}` reads `{word.source}`, a path only known at run time, and Read "
+                                f"deny rules exist")
+                continue
+            for path in paths:
+                _carried(view, a, cmd.full_text, path, move=move, sandboxed=sandboxed)
+
+
+def _tree_operands(cmd: SimpleCommand) -> list[tuple[Word, bool]]:
+    """The operands whose files a mover, copier or archiver takes, and whether it moves them (or
+    makes a hard link) rather than copying their content."""
+    name = program_name(cmd.name)
+    if name not in COPIERS and name not in ("cp", "mv", "ln"):
+        return []
+    words = _operands(cmd)
+    if not words:
+        return []
+    flags = [word_text(w) or "" for w in cmd.args]
+    if name == "ln" and any(_given_letter(f, "s") or _spells_long(f, "--symbolic") for f in flags):
+        return []  # a symbolic link names the path, and rules follow links
+    if name in _LAST_IS_DESTINATION and len(words) > 1:
+        words = words[:-1]
+    move = name in ("mv", "ln") or (name == "cp" and any(_given_letter(f, "l") or _spells_long(f, "--link")
+                                                           for f in flags))
+    return [(w, move) for w in words]
+
+
+def _given_letter(flag: str, letter: str) -> bool:
+    return flag.startswith("-") and not flag.startswith("--") and letter in flag
+
+
+def _carried(view: RuleView, a: Assessment, source: str, path: str, *, move: bool, sandboxed: bool) -> None:
+    """The checks of one path a command reads, copies or moves with everything below it."""
+    if has_other_names(path):
+        a.guards.append(f"{path} has other names (hard links): it may be a file a Read deny rule covers, under a "
+                        f"name the rule does not see")
+    if not os.path.isdir(path):
+        return
+    tree = look_under(path, lambda p: view.path_hit("deny", READERS, (p,)) is not None)
+    if tree.denied is not None:
+        rule = view.path_hit("deny", READERS, view.spell(tree.denied))
+        if move:
+            a.deny_with(f"`{source}` gives {tree.denied} a new name, and reading it is denied by the rule "
+                        f"{rule.text if rule else 'a Read deny rule'}", rule)
+        elif not sandboxed:
+            a.guards.append(f"`{source}` reads {path} and everything below it, {tree.denied} too, which the rule "
+                            f"{rule.text if rule else 'a Read deny rule'} covers; without the sandbox it would be read")
+    if tree.linked is not None:
+        a.guards.append(f"{tree.linked} (below {path}) has other names (hard links): it may be a file a Read deny "
+                        f"rule covers, under a name the rule does not see")
+    if not tree.complete:
+        a.guards.append(f"{path} holds too many files to look through for the Read deny rules")
 
 
 # ---- writes --------------------------------------------------------------------------------------

@@ -4,12 +4,7 @@ the box says so (its border and title change)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from widgets.prompt_input import PromptInput
-
-if TYPE_CHECKING:
-    from tui_app.app.screens.main import MainScreen
 
 SHELL_TITLE = "! shell: runs in your shell, its output goes to the next prompt"
 
@@ -28,11 +23,3 @@ class ShellModeMarker:
 
     def handle_key(self, key: str) -> bool:
         return False
-
-
-def attach_shell_mode(screen: MainScreen) -> None:
-    from tui_app.app.mention_actions import ChainedCompleter
-
-    marker = ShellModeMarker(screen.prompt)
-    screen.completer = ChainedCompleter(screen.completer, marker)
-    screen.prompt.completer = screen.completer

@@ -29,8 +29,13 @@ from tui_app.runtime.events import (
 CallState = Literal["queued", "awaiting approval", "running", "done", "failed", "denied", "cancelled"]
 STATES: tuple[CallState, ...] = ("queued", "awaiting approval", "running", "done", "failed", "denied", "cancelled")
 STATE_GLYPHS = {
-    "queued": "○", "awaiting approval": "◆", "running": "▶", "done": "✓",
-    "failed": "✗", "denied": "⊘", "cancelled": "–",
+    "queued": "○",
+    "awaiting approval": "◆",
+    "running": "▶",
+    "done": "✓",
+    "failed": "✗",
+    "denied": "⊘",
+    "cancelled": "–",
 }
 SETTLED: frozenset[str] = frozenset({"done", "failed", "denied", "cancelled"})
 

@@ -27,8 +27,8 @@ from tui_app.runtime.events import (
     Warning,
 )
 from tui_app.runtime.messages import content_text
+from tui_app.view_model.tool_rows import state_of_error, target_of_input
 from widgets.text.formatting import fmt_bytes, fmt_duration
-from widgets.tool_rows import state_of_error, target_of_input
 
 LIVE_OUTPUT_BYTES = 256 * 1024
 MAX_TIMELINE_MESSAGES = 50
@@ -77,8 +77,10 @@ class CallRecord:
 
     @property
     def diff(self) -> FileDiffDisplay | FileDiffsDisplay | None:
-        for display in (self.outcome.display if self.outcome else None,
-                        self.permission.preview_display if self.permission else None):
+        for display in (
+            self.outcome.display if self.outcome else None,
+            self.permission.preview_display if self.permission else None,
+        ):
             if isinstance(display, FileDiffDisplay | FileDiffsDisplay):
                 return display
         return None
@@ -108,12 +110,15 @@ class CallRecord:
         text = content_text(outcome.model_content)
         notes = []
         if isinstance(outcome, ToolCallError):
-            notes.append(f"error · phase {outcome.phase} · code {outcome.code} · side effects {outcome.side_effects}"
-                         + (" · retryable" if outcome.retryable else ""))
+            notes.append(
+                f"error · phase {outcome.phase} · code {outcome.code} · side effects {outcome.side_effects}"
+                + (" · retryable" if outcome.retryable else "")
+            )
         strategy = getattr(outcome, "strategy", "truncate" if outcome.truncated else "inline")
         if outcome.truncated or strategy != "inline":
-            notes.append(f"{strategy}: original {outcome.original_bytes:,} bytes, "
-                         f"sent {outcome.sent_bytes:,} bytes to the model")
+            notes.append(
+                f"{strategy}: original {outcome.original_bytes:,} bytes, sent {outcome.sent_bytes:,} bytes to the model"
+            )
         for artifact in outcome.artifacts:
             lines = f", {artifact.lines:,} lines" if artifact.lines is not None else ""
             notes.append(f"artifact {artifact.uri} ({fmt_bytes(artifact.bytes)}{lines})\n  path: {artifact.path}")
@@ -225,13 +230,23 @@ class CallRecords:
         elif isinstance(event, ToolCallScheduled):
             size = len(event.groups[event.group]) if 0 <= event.group < len(event.groups) else 1
             together = f", runs with {size - 1} other call(s)" if size > 1 else ""
-            add(TimelineEntry(event.ts, "scheduled",
-                              f"batch {event.batch + 1}, group {event.group + 1} of {len(event.groups)}{together}"))
+            add(
+                TimelineEntry(
+                    event.ts,
+                    "scheduled",
+                    f"batch {event.batch + 1}, group {event.group + 1} of {len(event.groups)}{together}",
+                )
+            )
         elif isinstance(event, PermissionRequested):
             record.permission = event
             record.resolved_input = event.input
-            add(TimelineEntry(event.ts, "approval asked", f"by {event.decided_by}: {event.reason}".rstrip(": ")
-                              + f" · risk {event.risk}"))
+            add(
+                TimelineEntry(
+                    event.ts,
+                    "approval asked",
+                    f"by {event.decided_by}: {event.reason}".rstrip(": ") + f" · risk {event.risk}",
+                )
+            )
         elif isinstance(event, PermissionResolved):
             record.resolution = event
             detail = f"by {event.decided_by}"

@@ -13,15 +13,12 @@ import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tui_app.app.path_matcher import PathIndex
+from tui_app.app.prompt.path_matcher import PathIndex
 from tui_app.tools.project_files import list_project_files, with_directories
 from widgets.mention_menu import MentionMenu
 from widgets.prompt_input import PromptInput
-
-if TYPE_CHECKING:
-    from tui_app.app.screens.main import MainScreen
 
 #: `@` at the start or after a space, then what is typed so far, up to the cursor
 _TYPED = re.compile(r'(?:^|(?<=\s))@("?)([^\s"]*)$')
@@ -166,12 +163,6 @@ class MentionCompleter:
             self.update()
 
 
-def attach_mention_picker(screen: MainScreen) -> MentionCompleter:
-    """Put the `@` picker beside the slash-command completer of the screen's prompt box."""
-    menu = screen.query_one(MentionMenu)
-    prompt = screen.prompt
-    mentions = MentionCompleter(menu, prompt, lambda: screen.cwd or os.getcwd())
-    slash = getattr(screen, "completer", None)
-    screen.completer = ChainedCompleter(mentions, slash) if slash is not None else mentions
-    prompt.completer = screen.completer
-    return mentions
+def mention_picker(menu: MentionMenu, prompt: PromptInput, cwd: Callable[[], str | None]) -> MentionCompleter:
+    """The `@` picker of a prompt box, over the files under `cwd()` (the process's cwd without one)."""
+    return MentionCompleter(menu, prompt, lambda: cwd() or os.getcwd())

@@ -1,30 +1,27 @@
 """What the prompt box does with `/` and `#`: completion of slash commands while a name is typed,
-and on Enter the views of the commands that show something (/help, /cost, /permissions …) and the
-`#` note's choice of memory file. What a prompt MEANS is decided below the screen (the session's
-prompt router): everything else is sent as it was typed (SubmitPrompt), and the session runs the
-command, expands the custom one, or starts the turn; an unknown `/name` is refused and stays in
-the box, so a typo is not sent as a prompt.
+and what the screen does with the intents of Enter (tui_app/app/prompt/intents.py): the views of
+the commands that show something (/help, /cost, /permissions …), the `#` note's choice of memory
+file, and the text sent as it was typed (SubmitPrompt), where the session runs the command, expands
+the custom one, or starts the turn; an unknown `/name` is refused and stays in the box, so a typo
+is not sent as a prompt. The actions take the screen as a `PromptHost`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.content import Content
 
-from tui_app.agents.memory import is_memory_note, note_text
-from tui_app.agents.slash_commands import parse_invocation
+from tui_app.agents.memory import note_text
+from tui_app.app.prompt.intents import PromptHost
 from tui_app.app.screens.info import ChoiceScreen, InfoScreen, memory_lines
 from tui_app.runtime.commands import AddMemoryNote, Refused, SessionFacts, SubmitPrompt
 from widgets.prompt_input import PromptInput
 from widgets.slash_menu import SlashMenu
 from widgets.text.formatting import tilde
 from widgets.text.untrusted import one_line, plain
-
-if TYPE_CHECKING:
-    from tui_app.app.screens.main import MainScreen
 
 MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 BUSY = "A turn is still running: wait for it, or press Esc to interrupt it. Your text is kept."
@@ -80,30 +77,7 @@ class SlashCompleter:
 
 # ---- Enter ----------------------------------------------------------------------------------------
 
-def handle_prompt(screen: MainScreen, text: str) -> bool:
-    """True when the screen itself answers `text` (a view of a command, a `#` note's choice of
-    file); False: send it to the session, which decides what it means."""
-    controls = screen.controls
-    if controls is None:
-        return False
-    facts = controls.known
-    capabilities = facts.capabilities if facts is not None else None
-    if is_memory_note(text) and capabilities is not None and capabilities.memory_notes:
-        ask_where_to_note(screen, text)
-        return True
-    invocation = parse_invocation(text)
-    if invocation is None or facts is None:
-        return False
-    name, arguments = invocation
-    builtin = {c.name for c in facts.slash_commands if c.kind == "builtin"}
-    view = VIEWS_BY_NAME.get(name)
-    if name in builtin and (view is not None or (name in ("model", "mode") and not arguments.strip())):
-        screen.run_worker(_show_view(screen, name, arguments, text), group="slash")
-        return True
-    return False
-
-
-async def send_prompt(screen: MainScreen, text: str) -> None:
+async def send_prompt(screen: PromptHost, text: str) -> None:
     """The prompt as typed goes to the session; its reply says what became of it."""
     controls = screen.controls
     assert controls is not None
@@ -121,27 +95,27 @@ async def send_prompt(screen: MainScreen, text: str) -> None:
             screen.notify(shown, markup=False, timeout=6)
 
 
-def _take(screen: MainScreen, text: str) -> None:
+def _take(screen: PromptHost, text: str) -> None:
     """The box is emptied (and the command remembered) when that is where it came from, not when
     the palette ran it."""
     if screen.prompt.text == text:
         screen.prompt.accept(text)
 
 
-def _done(screen: MainScreen, text: str, message: str | None = None) -> None:
+def _done(screen: PromptHost, text: str, message: str | None = None) -> None:
     _take(screen, text)
     if message:
         screen.notify(message, markup=False, timeout=6)
 
 
-async def _show_view(screen: MainScreen, name: str, arguments: str, text: str) -> None:
+async def show_command(screen: PromptHost, name: str, arguments: str, text: str) -> None:
     controls = screen.controls
     assert controls is not None
     facts = await controls.refresh()
     VIEWS_BY_NAME.get(name, _info)(screen, facts, name, arguments, text)
 
 
-def _info(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+def _info(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     """/model and /mode with no argument: what they are now (with an argument, the session changes them)."""
     if name == "model":
         window = f", a context window of {facts.context.window:,} tokens" if facts.context and facts.context.window \
@@ -157,7 +131,7 @@ def _lines(title: str, rows: list[Content]) -> list[Content]:
     return [Content.styled(title, "bold"), *rows]
 
 
-def _help(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+def _help(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     rows = [Content.assemble(plain(one_line(f"/{c.name} {c.hint}".strip()).ljust(34), "bold"), "  ",
                              plain(one_line(c.description, 160))) for c in facts.slash_commands]
     extra = [Content(""), Content("A line that starts with # adds a note to a memory file (you pick which)."),
@@ -166,12 +140,12 @@ def _help(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, te
     screen.app.push_screen(InfoScreen("Slash commands", _lines("Commands (Tab completes a name):", rows) + extra))
 
 
-def _memory(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+def _memory(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     _done(screen, text)
-    screen.app.push_screen(InfoScreen("Memory files", memory_lines(screen.memory_reports)))
+    screen.app.push_screen(InfoScreen("Memory files", memory_lines(screen.view.reports.memory)))
 
 
-def _agents(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+def _agents(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     rows: list[Content] = []
     for agent in facts.agent_types:
         tools = ", ".join(agent.tools) if agent.tools else "every tool"
@@ -186,7 +160,7 @@ def _agents(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, 
     screen.app.push_screen(InfoScreen("Subagent types", _lines("The Agent tool can start:", rows) + extra))
 
 
-def _permissions(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+def _permissions(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     by_source: dict[str, list[Any]] = {}
     for rule in facts.rules:
         by_source.setdefault(rule.source, []).append(rule)
@@ -204,8 +178,8 @@ def _permissions(screen: MainScreen, facts: SessionFacts, name: str, arguments: 
     screen.app.push_screen(InfoScreen("Permission rules", _lines("Rules in force, by the file they came from:", rows)))
 
 
-def _cost(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
-    header = screen.header.state
+def _cost(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+    header = screen.view.header
     rows = [Content(f"Input tokens {getattr(header, 'input_tokens', 0):,} · output tokens "
                     f"{getattr(header, 'output_tokens', 0):,} (every model step, subagents included)")]
     context = facts.context
@@ -214,12 +188,12 @@ def _cost(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, te
         state = "on" if context.compaction_enabled else "off"
         rows.append(Content(f"Context: {context.used:,} of {context.window:,} tokens at the last step ({share}); "
                             f"automatic compaction is {state} at {context.threshold:.0%}"))
-    rows.append(Content(f"Compactions so far: {screen.compactions}"))
+    rows.append(Content(f"Compactions so far: {screen.view.reports.compactions}"))
     _done(screen, text)
     screen.app.push_screen(InfoScreen("Cost", _lines("This session:", rows)))
 
 
-def _resume(screen: MainScreen, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
+def _resume(screen: PromptHost, facts: SessionFacts, name: str, arguments: str, text: str) -> None:
     app = screen.app
     request = getattr(app, "request_resume", None)
     if request is None:
@@ -246,7 +220,7 @@ VIEWS_BY_NAME: dict[str, Callable[[Any, SessionFacts, str, str, str], None]] = {
 
 # ---- `#` notes ------------------------------------------------------------------------------------
 
-def ask_where_to_note(screen: MainScreen, text: str) -> None:
+def ask_where_to_note(screen: PromptHost, text: str) -> None:
     note = note_text(text)
     controls = screen.controls
     assert controls is not None and controls.known is not None
@@ -265,7 +239,7 @@ def ask_where_to_note(screen: MainScreen, text: str) -> None:
     screen.app.push_screen(ChoiceScreen(title, choices), chosen)
 
 
-def _noted(screen: MainScreen, future: Any) -> None:
+def _noted(screen: PromptHost, future: Any) -> None:
     problem = future.exception()
     reply = future.result() if problem is None else None
     failed = problem is not None or (reply is not None and not reply.ok)
