@@ -89,3 +89,17 @@ async def test_an_unchanged_script_keeps_running_and_a_restart_takes_a_new_one(t
     await session_in(project).hooks.pre_tool_use(call(cwd=str(project)))
     assert marker.read_text() == "ran\n" * 4
     assert os.access(project / "tools" / "hooks" / "guard.sh", os.X_OK)
+
+
+async def test_a_hook_that_writes_a_file_it_names_keeps_running(tmp_path, monkeypatch):
+    """Only programs and interpreters' scripts are sealed: a log the hook appends to, or a marker it
+    creates, may change between runs."""
+    log = tmp_path / "hook.log"
+    log.write_text("")
+    project = project_with_hook(tmp_path, monkeypatch, f"sh tools/hooks/guard.sh --log {log} {tmp_path}/made")
+    script(project / "tools" / "hooks" / "guard.sh", log)
+    session = session_in(project)
+    for _ in range(3):
+        await session.hooks.pre_tool_use(call(cwd=str(project)))
+        (tmp_path / "made").write_text("x")
+    assert log.read_text() == "ran\n" * 3

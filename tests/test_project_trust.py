@@ -72,7 +72,11 @@ def test_an_untrusted_project_runs_none_of_its_own_code_and_says_so(place):
 
 
 def test_the_warning_names_what_did_not_run(place):
+    """An HTTP server is held back too (the project's URL would get the headers it names)."""
     project = hostile_project(place)
+    servers = json.loads((project / ".mcp.json").read_text())
+    servers["mcpServers"]["remote"] = {"type": "http", "url": "http://127.0.0.1:9/mcp"}
+    (project / ".mcp.json").write_text(json.dumps(servers))
     script = place / "script.json"
     script.write_text(json.dumps({"steps": [{"text": "done"}]}))
     out, err = io.StringIO(), io.StringIO()
@@ -82,8 +86,9 @@ def test_the_warning_names_what_did_not_run(place):
     events = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
     warning = next(e for e in events if e["type"] == "Warning" and e["code"] == "project_untrusted")
     assert "SessionStart hook: touch" in warning["message"] and 'MCP server "helper": sh -c touch' in warning["message"]
-    assert warning["detail"]["mcp_servers"] == ["helper"]
-    assert [e["status"] for e in events if e["type"] == "McpServerStatus"] == ["needs-trust"]
+    assert 'MCP server "remote": http://127.0.0.1:9/mcp' in warning["message"]
+    assert warning["detail"]["mcp_servers"] == ["helper", "remote"]
+    assert [e["status"] for e in events if e["type"] == "McpServerStatus"] == ["needs-trust", "needs-trust"]
     assert not [e for e in events if e["type"] == "HookRun"]
 
 

@@ -56,6 +56,7 @@ MOVES_OF_A_PROTECTED_TREE = [
     "chown -R nobody tools/ci", "install -d tools/ci/hooks", "cp -rT evil tools/ci/hooks",
     "cp -r -T evil tools/ci/hooks",
     "cp -r --no-target-directory evil tools/ci/hooks", "ln -sfnT /tmp tools/ci", "mv -T evil tools/ci/hooks",
+    "cp notes.txt tools/ci/hooks/guard.sh",
 ]
 
 
@@ -69,6 +70,7 @@ def test_moving_or_removing_a_folder_above_a_protected_path_asks(project, comman
     "touch tools/ci/hooks/new.sh", "cp notes.txt tools/ci/hooks", "rm -rf evil", "mv evil evil2",
     "chmod -R 755 docs", "cp -r docs tools/ci/hooks", "rmdir evil", "ln -s notes.txt docs", "chown -R nobody docs",
     "cp -r evil/ tools/ci/hooks", "cp -- -Tx tools/ci/hooks", "cp -r --no-clobber evil tools/ci/hooks",
+    "cp Tnotes.txt tools/ci/hooks", "cp --suffix=.T notes.txt tools/ci/hooks",
     "mv --no-target evil2 docs",
 ])
 def test_edits_beside_protected_paths_run_in_accept_edits(project, command):
@@ -89,6 +91,14 @@ def test_a_project_that_holds_nothing_protected_is_the_rules_business(tmp_path, 
     assert bash(policy_in(bare), "rm -rf sub") == "allow"  # not the project's own .mcp.json
     (bare / ".mcp.json").write_text("{}")
     assert bash(policy_in(bare), "rm -rf .") == "ask"
+
+
+def test_a_destination_glob_of_several_folders_is_each_folder(project):
+    """`cp notes.txt tools/ci/h*` is `cp notes.txt tools/ci/h2 tools/ci/hooks`: the last folder
+    receives the others, so the guard looks at each of them."""
+    (project / "tools" / "ci" / "h2").mkdir()
+    assert bash(policy_in(project), "cp notes.txt tools/ci/h*") == "ask"
+    assert bash(policy_in(project), "cp notes.txt tools/ci/h2") == "allow"
 
 
 def test_in_bypass_permissions_a_folder_above_a_protected_path_is_the_users_to_move(project):

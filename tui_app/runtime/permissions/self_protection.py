@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from tui_app.runtime.permissions.bash.parse import parse_command
 
@@ -36,21 +36,35 @@ def hook_scripts(handlers: Iterable[tuple[str, tuple[str, ...] | None]], project
 
 
 def sealed_scripts(command: str, args: tuple[str, ...] | None, project: str, home: str) -> list[str]:
-    """What one hook's run is checked against: the files its command names, and every path-like
-    word (`tools/guard.sh`, `./x`) that names no file yet — a script that appears later must not
-    run either."""
-    return [*_named_files(command, args, project, home),
-            *_named_files(command, args, project, home, lambda path, word: "/" in word)]
+    """What one hook's run is checked against: the program each of its simple commands runs (when
+    named by a path: `./guard.sh`, `tools/x`) and the script an interpreter is given (`python3
+    hook.py`, `sh tools/late.sh`), whether they exist yet or not — a script that appears later must
+    not run either. Other words (a log file the hook appends to) are not sealed."""
+    return _named_files(command, args, project, home, programs=True)
+
+
+#: programs whose first operand is the script they run
+INTERPRETERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "python", "python3", "node", "ruby", "perl", "deno",
+                          "bun", "php", "lua", "tclsh", "pwsh"})
+
+
+def _programs(words: list[str]) -> list[str]:
+    found = [words[0]] if words and "/" in words[0] else []
+    if words and os.path.basename(words[0]) in INTERPRETERS:
+        found += [w for w in words[1:] if not w.startswith("-")][:1]
+    return found
 
 
 def _named_files(command: str, args: tuple[str, ...] | None, project: str, home: str,
-                 keep: Callable[[str, str], bool] | None = None) -> list[str]:
+                 programs: bool = False) -> list[str]:
     """A hook runs in the project directory; a word names a file relative to it, or to a directory
     an earlier `cd` in the same command moved to. Every directory seen counts for every later word
-    (a `cd` inside a pipeline or subshell does not last, but guarding one file too many is safe)."""
+    (a `cd` inside a pipeline or subshell does not last, but guarding one file too many is safe).
+    `programs`: only the programs and interpreters' scripts, existing or not."""
+    pick = _programs if programs else list
     if args is not None:  # exec'd without a shell: nothing is expanded, no `cd` runs
-        words = [command, *args]
-        return [path for path in (_as_file(w, project, home, keep) for w in words) if path is not None]
+        words = pick([command, *args])
+        return [path for path in (_as_file(w, project, home, programs) for w in words) if path is not None]
     values = {"CLAUDE_PROJECT_DIR": project, "HOME": home}
     command = _KNOWN_VARIABLE.sub(lambda m: values[m.group(1) or m.group(2)], command)
     bases, found = [project], []
@@ -62,7 +76,8 @@ def _named_files(command: str, args: tuple[str, ...] | None, project: str, home:
             if targets or len(words) == 1:
                 bases.append(_in(bases[-1], targets[0] if targets else "~", home))
         else:
-            found += [path for w in words for base in bases if (path := _as_file(w, base, home, keep)) is not None]
+            found += [path for w in pick(words) for base in bases
+                      if (path := _as_file(w, base, home, programs)) is not None]
     return list(dict.fromkeys(found))
 
 
@@ -72,8 +87,6 @@ def _in(base: str, word: str, home: str) -> str:
     return os.path.normpath(os.path.join(base, word))
 
 
-def _as_file(word: str, base: str, home: str, keep: Callable[[str, str], bool] | None = None) -> str | None:
+def _as_file(word: str, base: str, home: str, missing_too: bool = False) -> str | None:
     path = _in(base, word, home)
-    if keep is not None:
-        return path if keep(path, word) else None
-    return path if os.path.isfile(path) else None
+    return path if missing_too or os.path.isfile(path) else None

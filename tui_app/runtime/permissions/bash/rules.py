@@ -57,6 +57,8 @@ _TARGET_DIR_WRITERS = frozenset({"cp", "mv", "ln", "install"})
 #: folder above a protected path, they are writes to that path (mkdir, touch, tee and truncate
 #: cannot take a folder's contents with them)
 _TREE_WRITERS = frozenset({"mv", "cp", "ln", "install", "rm", "rmdir", "chmod", "chown", "chgrp"})
+#: a cluster of short options holding `-T` (`-T`, `-rT`, `-fTv`)
+_SHORT_T = re.compile(r"-[^-]*T.*")
 #: chmod's own options; any other word after a `-` is a mode (`chmod -w file`)
 _CHMOD_OPTION = re.compile(r"-[cfvR]+|--(changes|silent|quiet|verbose|recursive|(no-)?preserve-root)")
 
@@ -334,19 +336,15 @@ def _into_directory(cmd: SimpleCommand, sources: list[list[str]], target: list[s
     `-T` (`--no-target-directory`) the directory itself is replaced."""
     if len(target) != 1 or not os.path.isdir(target[0]) or _no_target_dir(cmd):
         return target
-    return [os.path.join(target[0], os.path.basename(p.rstrip("/"))) for g in sources for p in g]
+    return [os.path.join(target[0], os.path.basename(p)) for g in sources for p in g]
 
 
 def _no_target_dir(cmd: SimpleCommand) -> bool:
     """`-T`, in a cluster (`-rT`) or long (`--no-target-directory`, `--no-t`), before any `--`.
     (A word only known at run time never gets here: its operands cannot be told.)"""
-    for word in cmd.args:
-        text = word_text(word) or ""
-        if text == "--":
-            break
-        if _spells_long(text, "--no-target-directory") or (text[:1] == "-" and text[1:2] != "-" and "T" in text):
-            return True
-    return False
+    texts = [word_text(word) or "" for word in cmd.args]
+    options = texts[:texts.index("--")] if "--" in texts else texts
+    return any(_spells_long(t, "--no-target-directory") or _SHORT_T.fullmatch(t) for t in options)
 
 
 def _writes(view: RuleView, a: Assessment, cmd: SimpleCommand, where: Where | None, sandboxed: bool) -> None:
