@@ -25,6 +25,11 @@ def world(tmp_path_factory) -> tuple[str, str]:
     (project / "vault" / "readme").write_text("x")
     (project / "src" / "app.py").write_text("x")
     os.symlink("../vault/secret/key", project / "docs" / "key_link")
+    for d in ("harmless", "cycle", "dirlink"):
+        os.mkdir(project / d)
+    os.symlink("../src/app.py", project / "harmless" / "app_link")
+    os.symlink(".", project / "cycle" / "self")
+    os.symlink("../vault", project / "dirlink" / "vault_link")
     os.mkdir(project / "linked")
     os.link(project / "vault" / "secret" / "key", project / "linked" / "copy")
     return str(project), str(outside)
@@ -43,6 +48,7 @@ ROWS = [
     # copies and archives: the sandbox masks the file; without it they ask
     ("cp-r", "cp -r vault public", dict(mode="acceptEdits"), ("ask", "guard", SEEN)),
     ("cp-rL-through-link", "cp -rL docs public", dict(mode="acceptEdits"), ("ask", "guard", SEEN)),
+    ("cp-rL-through-dir-link", "cp -rL dirlink public", dict(mode="acceptEdits"), ("ask", "guard", SEEN)),
     ("rsync", "rsync -a vault/ public/", dict(allow=["Bash(rsync *)"]), ("ask", "guard", SEEN)),
     ("tar-create", "tar czf out.tgz vault", dict(allow=["Bash(tar *)"]), ("ask", "guard", SEEN)),
     ("tar-create-dot", "tar -cf out.tar .", dict(allow=["Bash(tar *)"]), ("ask", "guard", SEEN)),
@@ -56,6 +62,9 @@ ROWS = [
     ("grep-tree-with-hard-link", "grep -r x linked", dict(sandboxed=True), ("ask", "guard", HARD)),
     # what holds no denied file runs as before; a listing lists names
     ("cp-r-clean", "cp -r src public", dict(mode="acceptEdits"), ("allow", "mode")),
+    ("cp-r-harmless-link", "cp -rL harmless public", dict(mode="acceptEdits"), ("allow", "mode")),
+    ("cp-r-link-cycle", "cp -rL cycle public", dict(mode="acceptEdits"), ("allow", "mode")),
+    ("cat-plain-file", "cat src/app.py", {}, ("allow", "tool")),
     ("tar-clean", "tar cf out.tar src", dict(allow=["Bash(tar *)"]), ("allow", "rule")),
     ("mv-clean", "mv src lib", dict(mode="acceptEdits"), ("allow", "mode")),
     ("ls-lists-names", "ls vault", {}, ("allow", "tool")),
@@ -72,6 +81,13 @@ def test_a_directory_operand_is_everything_below_it(world, command, settings, ex
 @pytest.mark.parametrize("command", ["mv vault public", "cp -r vault public", "cat linked/copy"])
 def test_without_read_deny_rules_nothing_is_looked_for(world, command):
     check(decide(world, command, mode="acceptEdits", allow=["Bash(cat *)"]), ("allow",))
+
+
+def test_a_tree_just_small_enough_is_looked_through(world, monkeypatch):
+    from tui_app.runtime.permissions.bash import trees
+
+    monkeypatch.setattr(trees, "MAX_ENTRIES", 1)  # src holds one file
+    check(decide(world, "cp -r src public", mode="acceptEdits", deny=DENY), ("allow", "mode"))
 
 
 def test_a_tree_too_big_to_look_through_asks(world, monkeypatch):

@@ -19,6 +19,12 @@ LAUNCHED = [
     ("env-i", "env -i curl x"),
     ("env-assignments", "env -i A=1 B=2 curl x"),
     ("env-assignment-underscore", "env MY_VAR=1 curl x"),
+    ("env-dash", "env - curl x"),
+    ("env-long-flag", "env --ignore-environment curl x"),
+    ("sudo-glued-user", "sudo -uroot curl x"),
+    ("watch-quoted", "watch 'curl x'"),
+    ("find-one-word", "find . -exec curl ';'"),
+    ("find-no-terminator", "find . -exec curl x"),
     ("env-assignment-any-name", "env 1A=1 curl x"),
     ("env-assignment-odd-name", "env -- A-B=1 curl x"),
     ("env-unset", "env -u HOME curl x"),
@@ -94,6 +100,12 @@ RUN_TIME = [
     ("builtin-unknown-option", "builtin $O curl x"),
     ("command-unknown-option", "command $O curl x"),
     ("stdbuf-unknown-option", "stdbuf $O curl x"),
+    ("nice-unknown-value", "nice -n $N curl x"),
+    ("command-p-unknown", "command -p $X curl x"),
+    ("env-assignment-then-variable", "env A=1 $C x"),
+    ("su-unknown-string", "su me -c $X"),
+    ("su-unknown-user", "su $U -c 'curl x'"),
+    ("watch-unknown-word", "watch true $C"),
     ("nice-unknown-option", "nice $N curl x"),
     ("sudo-unknown-user", "sudo -u $U curl x"),
     ("find-exec-variable", "find . -exec $C x ';'"),
@@ -132,7 +144,20 @@ def test_without_a_rule_to_slip_past_a_program_known_at_run_time_is_the_modes_to
 
 @pytest.mark.parametrize(
     "command",
-    ["command -v curl", "trap - EXIT", "trap '' INT", "trap -p", "env", "exec 2>&1", "find . -name curl", "echo curl"],
+    [
+        "command -v curl",
+        "trap - EXIT",
+        "trap '' INT",
+        "trap -p",
+        "env",
+        "exec 2>&1",
+        "find . -name curl",
+        "echo curl",
+        "nohup",
+        "time",
+        "sudo -u",
+        "su curl",
+    ],
 )
 def test_what_only_names_the_program_does_not_run_it(world, command):
     decision = decide(world, command, mode="bypassPermissions", allow=["Bash"], deny=["Bash(curl *)"])
@@ -147,6 +172,7 @@ LAUNCHED_WRITES = [
     ("find-exec-cp", "find . -maxdepth 0 -exec cp notes src/app.py ';'"),
     ("xargs-options-tee", "echo x | xargs -0 tee src/app.py"),
     ("nested", "env -i sudo git log --output=src/app.py"),
+    ("long-flag-is-no-chdir", "env --ignore-environment touch src/app.py"),
 ]
 
 

@@ -149,8 +149,8 @@ def _start(launcher: Launcher, args: tuple[Word, ...]) -> Started | None:
         if text == "--":
             i += 1
             break
-        if not text.startswith("-") or text == "-":
-            break
+        if not text.startswith("-"):
+            break  # (a lone `-` is an option: env's `-i`)
         i += 1
         if text.startswith("--"):
             option, eq, value = text[2:].partition("=")

@@ -243,7 +243,8 @@ def _carried(view: RuleView, a: Assessment, source: str, path: str, *, move: boo
                         f"name the rule does not see")
     if not os.path.isdir(path):
         return
-    tree = look_under(path, lambda p: view.path_hit("deny", READERS, (p,)) is not None)
+    patterns = [view.pattern(r) for r in view.of("deny", READERS)]  # made once for the whole walk
+    tree = look_under(path, lambda p: any(pattern.matches(p) for pattern in patterns))
     if tree.denied is not None:
         rule = view.path_hit("deny", READERS, view.spell(tree.denied))
         if move:

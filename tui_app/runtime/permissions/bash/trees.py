@@ -4,10 +4,11 @@ moved is every file below it read (`cat dir`, `tar c dir`, `cp -r dir x`, `mv di
     found = look_under(path, denied)   # Tree: the first denied path, a hard-linked file, complete?
 
 The walk is bounded (`MAX_ENTRIES`): a tree too big to look through is reported as incomplete, and
-the caller asks (fail closed). Symbolic links inside are checked by their target as well (`cp -rL`
+the caller asks (fail closed). A `.git` folder is checked itself but not walked (what git stores is
+for the git guard). Symbolic links inside are checked by their target as well (`cp -rL`
 follows them) and a linked directory is looked through too. A regular file with more than one
 name (a hard link) may be a denied file under another name: it is reported, since no path rule
-can see it (git's object store aside: a local clone hard-links it, and its files are compressed).
+can see it.
 See docs/architecture.md §12.
 """
 
@@ -18,7 +19,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
-MAX_ENTRIES = 20_000
+MAX_ENTRIES = 5_000
 
 
 @dataclass(frozen=True)
@@ -72,15 +73,11 @@ def look_under(root: str, denied: Callable[[str], bool], limit: int | None = Non
             except OSError:
                 continue
             if stat.S_ISDIR(mode.st_mode):
-                stack.append(path)
-            elif stat.S_ISREG(mode.st_mode) and mode.st_nlink > 1 and linked is None and not _git_object(path):
+                if entry.name != ".git":  # git's own store: what it holds is git's to show (and guarded)
+                    stack.append(path)
+            elif stat.S_ISREG(mode.st_mode) and mode.st_nlink > 1 and linked is None:
                 linked = path
     return Tree(first_denied, linked)
-
-
-def _git_object(path: str) -> bool:
-    """git's object store: `git clone --local` hard-links it, and its files are compressed."""
-    return "/.git/objects/" in path
 
 
 def has_other_names(path: str) -> bool:
