@@ -266,6 +266,9 @@ class ChatView(ScrollView, can_focus=True):
         self._markdown: LRUCache[tuple[str, int], list[Strip]] = LRUCache(RENDER_CACHE)
         self._styles: dict[tuple[str, bool], Style] = {}
         self._batch = 0
+        #: the chat was at its end when last laid out or scrolled (a resize keeps it there)
+        self._at_end = True
+        self._resizing = False
         self._start_empty()
 
     def _start_empty(self) -> None:
@@ -523,11 +526,12 @@ class ChatView(ScrollView, can_focus=True):
             lines = self._lines[key] = entry.render(self, width, cursor) or [Strip.blank(width)]
         return lines
 
-    def _settle(self) -> None:
+    def _settle(self, resized: bool = False) -> None:
         """Lay the chat out: estimates at a new width, the entries on screen measured, the
-        virtual size updated; a chat scrolled to its end stays there."""
+        virtual size updated; a chat scrolled to its end stays there (`resized`: also when the
+        resize itself moved the end away, as a shorter or narrower pane does)."""
         self._dirty = False
-        at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0 or (resized and self._at_end)
         for _ in range(3):  # a scrollbar that appears (or goes) changes the width: lay out again
             if not self._layout(at_end):
                 break
@@ -556,6 +560,7 @@ class ChatView(ScrollView, can_focus=True):
         set_virtual_size(self, Size(width, self._tops[-1]))
         if at_end:
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
+        self._at_end = at_end
         self.refresh()
         return self._content_width != width
 
@@ -569,6 +574,8 @@ class ChatView(ScrollView, can_focus=True):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
+        if not self._resizing:
+            self._at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
         if self.entries and self._width:
             top, height = round(new), self.scrollable_content_region.height
             self._ensure_tops()
@@ -580,7 +587,11 @@ class ChatView(ScrollView, can_focus=True):
                 set_virtual_size(self, Size(self._width, self._tops[-1]))
 
     def on_resize(self, _: events.Resize) -> None:
-        self._settle()
+        self._resizing = True
+        try:
+            self._settle(resized=True)
+        finally:
+            self._resizing = False
 
     def on_mount(self) -> None:
         self._settle()

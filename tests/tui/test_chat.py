@@ -255,3 +255,22 @@ async def test_thinking_grows_as_it_streams_and_the_whole_block_replaces_it():
         texts = [e for e in chat.entries if isinstance(e, MarkdownEntry)]
         assert len(notes) == 1 and "Fix the even case." in screen_text(app)
         assert chat.entries.index(notes[0]) < chat.entries.index(texts[0])
+
+
+async def test_a_chat_at_its_end_stays_there_when_the_terminal_shrinks_or_grows():
+    app = ChatApp()
+    async with app.run_test(size=(160, 48)) as pilot:
+        chat = app.query_one(ChatView)
+        for n in range(60):
+            await chat.apply(TurnStarted(turn_id=f"t{n}", prompt=f"question number {n} " + "words " * 30))
+        await pilot.pause()
+        assert "question number 59" in screen_text(app)
+        for size in ((100, 30), (80, 24), (160, 48)):
+            await pilot.resize_terminal(*size)
+            await wait_until(pilot, lambda: "question number 59" in screen_text(app), f"the last entry at {size}")
+            assert chat.is_vertical_scroll_end
+        chat.scroll_to(y=0, animate=False, immediate=True)  # a user who scrolled up stays where they are
+        await pilot.pause()
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        assert "question number 0 " in screen_text(app) and not chat.is_vertical_scroll_end

@@ -275,3 +275,25 @@ def test_an_unknown_session_is_one_line_and_exit_code_2(tmp_path, monkeypatch, c
     assert run_replay_tui("no-such-session") == 2
     err = capsys.readouterr().err
     assert err.startswith("vigil: no recorded session 'no-such-session' in ") and err.count("\n") == 1
+
+
+async def test_stepping_back_takes_the_plan_and_the_changed_files_back_too():
+    from tui_app.runtime.events import FileChangedExternally, TodoUpdated
+    from widgets.panels.side import SidePanels
+
+    events = [*two_turns(), TodoUpdated(todos=[{"content": "fix median", "status": "in_progress"}]),
+              FileChangedExternally(path="notes.txt")]
+    app = ReplayApp(ReplayScreen(SESSION, events))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await caught_up(pilot)
+        panels = screen.query_one(SidePanels)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: "fix median" in screen_text(app), "the plan at the end")
+        assert panels.tree.changed == {"calc/stats.py": "update", "notes.txt": "outside"}
+        await pilot.press("left")  # before the file changed outside Vigil
+        await caught_up(pilot)
+        assert panels.tree.changed == {"calc/stats.py": "update"} and panels.plan.entries
+        await pilot.press("left")  # before the plan was written
+        await caught_up(pilot)
+        await wait_until(pilot, lambda: "fix median" not in screen_text(app), "the plan gone")
+        assert panels.plan.entries == []
