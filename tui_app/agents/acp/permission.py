@@ -55,6 +55,8 @@ class PermissionLink(Protocol):
     translator: UpdateTranslator
     approvals: Approvals
     feedback: list[str]
+    #: a no was answered with the agent's abort: its turn ends because of it
+    ended_by_denial: bool
 
     def interrupt_turn(self) -> None: ...
 
@@ -191,6 +193,8 @@ class PermissionAsker:
             agent.interrupt_turn()
             return cancelled()
         option = pick_option(options, allow=False)
+        if option is not None and only_aborts(options):
+            agent.ended_by_denial = True  # the agent ends its turn for this no: not an interruption
         return selected(option) if option is not None else cancelled()
 
     def _remember(self, question: Question) -> None:
