@@ -120,3 +120,22 @@ def test_headless_stream_json_lists_the_denied_edit(tmp_path, project, server):
     assert result["type"] == "result" and result["result"] == "I could not."
     assert [d["tool_name"] for d in result["permission_denials"]] == ["Edit"]
     assert notes.read_text() == "hello world\n"
+
+
+async def test_a_read_runs_unasked_and_its_row_says_gemini_decided(tmp_path, project, server):
+    """Gemini CLI reads files by itself, without asking (nor Vigil's fs/read_text_file): Vigil
+    shows the read, decided by Gemini CLI, and never claims it allowed it."""
+    notes = project / "notes.txt"
+    server.queue(gemini_reply(calls=[{"name": "read_file", "args": {"file_path": str(notes)}}]),
+                 gemini_reply(text="It says hello."))
+    session = agent_session(tmp_path, project, server, "gemini")
+    seen = recorder(session)
+    asked = answer_every_request(session, "deny")
+    await session.start()
+    turn = await session.run_turn("What does the note say?")
+    await session.close()
+    assert asked == [] and turn.text == "It says hello."
+    call_id = call_id_of(seen, "Read")
+    assert call_story(seen, call_id) == ["ToolCallRequested", "PermissionResolved:allow:agent", "ToolCallStarted",
+                                         "ToolCallResult"]
+    assert "hello world" in json.dumps(function_responses(server.requests[-1]))
