@@ -119,7 +119,8 @@ def build_question(call: AcpCall, label: str, cwd: str) -> Question:
     if call.kind == "fetch" and call.url:
         return Question("WebFetch", data or {"url": call.url}, [("WebFetch", {"url": call.url, "prompt": ""})])
     name = call.tool_name
-    return Question(name, data, [(name, data)])
+    # no raw input (Gemini's web_fetch): the dialog shows what the agent's other words say (its title)
+    return Question(name, data or call.row_input, [(name, data)])
 
 
 def pick_option(options: list[PermissionOption], allow: bool) -> str | None:
