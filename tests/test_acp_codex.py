@@ -72,14 +72,14 @@ async def test_a_denied_edit_is_not_applied_and_codex_ends_the_turn(tmp_path, pr
     seen = recorder(session)
     asked = answer_every_request(session, "deny")
     await session.start()
-    await session.run_turn("Make the note say goodbye.")
+    denied = await session.run_turn("Make the note say goodbye.")
     again = await session.run_turn("Fine, leave it.")
     await session.close()
     assert notes.read_text() == "hello world\n"
     told = ["ToolCallRequested", "PermissionRequested", "PermissionResolved:deny:user"]
     assert call_story(seen, "call_p1")[:3] == told
     assert first(seen, "ToolCallError", call_id="call_p1").code == "user_denied"
-    assert again.text == "Next."
+    assert denied.reason == "completed" and again.text == "Next."  # ended by the no, not interrupted
     assert "Codex can only abort: a no ends its turn" in asked[0].reason  # the dialog says so before the choice
 
 
@@ -158,8 +158,8 @@ def test_headless_stream_json_lists_the_denied_edit(tmp_path, project, server, s
     server.queue(responses_reply(text="Changing it.", custom_calls=patch_call()))
     done = headless(tmp_path, project, server, "codex", "Change the note.",
                     entry=codex_entry(tmp_path, server, scratch))
-    lines = stream_lines(done)
-    result = lines[-1]
-    assert result["type"] == "result", done.stderr
+    assert done.returncode == 0, done.stderr  # Codex's abort for the no is not an error of the run
+    result = stream_lines(done)[-1]
+    assert (result["type"], result["subtype"], result["is_error"]) == ("result", "success", False)
     assert [(d["tool_name"], d["tool_use_id"]) for d in result["permission_denials"]] == [("Edit", "call_p1")]
     assert notes.read_text() == "hello world\n"

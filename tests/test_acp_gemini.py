@@ -120,3 +120,58 @@ def test_headless_stream_json_lists_the_denied_edit(tmp_path, project, server):
     assert result["type"] == "result" and result["result"] == "I could not."
     assert [d["tool_name"] for d in result["permission_denials"]] == ["Edit"]
     assert notes.read_text() == "hello world\n"
+
+
+async def test_a_read_runs_unasked_and_its_row_says_gemini_decided(tmp_path, project, server):
+    """Gemini CLI reads files by itself, without asking (nor Vigil's fs/read_text_file): Vigil
+    shows the read, decided by Gemini CLI, and never claims it allowed it."""
+    notes = project / "notes.txt"
+    server.queue(gemini_reply(calls=[{"name": "read_file", "args": {"file_path": str(notes)}}]),
+                 gemini_reply(text="It says hello."))
+    session = agent_session(tmp_path, project, server, "gemini")
+    seen = recorder(session)
+    asked = answer_every_request(session, "deny")
+    await session.start()
+    turn = await session.run_turn("What does the note say?")
+    await session.close()
+    assert asked == [] and turn.text == "It says hello."
+    call_id = call_id_of(seen, "Read")
+    assert call_story(seen, call_id) == ["ToolCallRequested", "PermissionResolved:allow:agent", "ToolCallStarted",
+                                         "ToolCallResult"]
+    assert "hello world" in json.dumps(function_responses(server.requests[-1]))
+
+
+async def test_a_fetch_is_asked_and_a_refused_one_reaches_nothing(tmp_path, project, server):
+    """The network: Gemini CLI's web_fetch is asked about; refused, the loopback page is never requested."""
+    import http.server
+    import threading
+
+    hits = []
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"canary page")
+
+        def log_message(self, *args):
+            pass
+
+    page = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{page.server_address[1]}/secret"
+    try:
+        server.queue(gemini_reply(calls=[{"name": "web_fetch", "args": {"prompt": f"Summarize {url}"}}]),
+                     gemini_reply(text="Not fetched."), gemini_reply(text="Not fetched."))
+        session = agent_session(tmp_path, project, server, "gemini")
+        seen = recorder(session)
+        asked = answer_every_request(session, "deny")
+        await session.start()
+        await session.run_turn("Fetch the page.")
+        await session.close()
+    finally:
+        page.shutdown()
+    assert hits == [] and [a.tool for a in asked] == ["WebFetch"]
+    assert url in str(asked[0].input)  # the dialog shows what will be fetched, from the call's title
+    assert first(seen, "ToolCallError", call_id=call_id_of(seen, "WebFetch")).code == "user_denied"

@@ -128,3 +128,59 @@ def test_headless_stream_json_lists_the_denied_edit(tmp_path, project, server):
     assert (result["type"], result["subtype"], result["result"]) == ("result", "success", "Changing it.")
     assert [(d["tool_name"], d["tool_use_id"]) for d in result["permission_denials"]] == [("Edit", "call_e1")]
     assert notes.read_text() == "hello world\n"
+
+
+async def test_a_read_runs_unasked_and_its_row_says_opencode_decided(tmp_path, project, server):
+    """OpenCode's reads are not asked about (its permission config has no `read: ask` by default):
+    Vigil shows them, decided by OpenCode, and never claims it allowed them."""
+    notes = project / "notes.txt"
+    server.queue(openai_reply(tool_calls=[{"id": "call_r1", "name": "read", "input": {"filePath": str(notes)}}]),
+                 openai_reply(text="It says hello."))
+    session = agent_session(tmp_path, project, server, "opencode")
+    seen = recorder(session)
+    asked = answer_every_request(session, "deny")
+    await session.start()
+    await session.run_turn("What does the note say?")
+    await session.close()
+    assert asked == []
+    assert call_story(seen, "call_r1") == ["ToolCallRequested", "PermissionResolved:allow:agent", "ToolCallStarted",
+                                           "ToolCallResult"]
+    assert first(seen, "PermissionResolved", call_id="call_r1").reason == "allowed by OpenCode"
+    assert "hello world" in chat_tool_result(server.requests[-1], "call_r1")
+
+
+async def test_a_fetch_is_asked_and_a_refused_one_reaches_nothing(tmp_path, project, server):
+    """The network: OpenCode's webfetch is asked about (the preset's `webfetch: ask`); refused, the
+    loopback page is never requested."""
+    import http.server
+    import threading
+
+    hits = []
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"canary page")
+
+        def log_message(self, *args):
+            pass
+
+    page = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{page.server_address[1]}/secret"
+    try:
+        server.queue(openai_reply(tool_calls=[{"id": "call_f1", "name": "webfetch",
+                                               "input": {"url": url, "format": "text"}}]),
+                     openai_reply(text="Not fetched."))
+        session = agent_session(tmp_path, project, server, "opencode")
+        seen = recorder(session)
+        asked = answer_every_request(session, "deny")
+        await session.start()
+        await session.run_turn("Fetch the page.")
+        await session.close()
+    finally:
+        page.shutdown()
+    assert [a.tool for a in asked] == ["WebFetch"] and hits == []
+    assert first(seen, "ToolCallError", call_id="call_f1").code == "user_denied"

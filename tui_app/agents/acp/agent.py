@@ -94,6 +94,8 @@ class AcpAgent(ExternalAgent):
         self.aborting = False
         #: the user's words on calls they denied (ACP's answer has no room for them): sent with the next prompt
         self.feedback: list[str] = []
+        #: this turn, Vigil said no with the agent's abort (Codex): the turn ending `cancelled` is that no
+        self.ended_by_denial = False
         self._stopping = False
         self.translator = UpdateTranslator(self)
         self.permissions = PermissionAsker(self)
@@ -349,6 +351,7 @@ class AcpAgent(ExternalAgent):
         assert self.conn is not None and self.acp_session_id is not None and self.calls is not None
         self.control = control
         self.aborting = False
+        self.ended_by_denial = False
         self.approvals.clear()
         self.translator.begin_turn()
         carried, self.feedback = self.feedback, []
@@ -417,6 +420,8 @@ class AcpAgent(ExternalAgent):
             return TurnOutcome("error", error=f"{self.label}: {_said(exc)}")
         usage = _usage(getattr(response, "usage", None))
         reason = STOP_REASONS.get(response.stop_reason, "completed")
+        if response.stop_reason == "cancelled" and self.ended_by_denial and not self.aborting:
+            reason = "completed"  # the turn ended on the user's (or the policy's) no, as a denial ends one
         self.translator.end_turn(usage, "end_turn" if reason == "completed" else response.stop_reason)
         error = None
         if response.stop_reason in ("max_tokens", "refusal"):

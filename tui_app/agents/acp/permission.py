@@ -55,6 +55,8 @@ class PermissionLink(Protocol):
     translator: UpdateTranslator
     approvals: Approvals
     feedback: list[str]
+    #: a no was answered with the agent's abort: its turn ends because of it
+    ended_by_denial: bool
 
     def interrupt_turn(self) -> None: ...
 
@@ -117,7 +119,8 @@ def build_question(call: AcpCall, label: str, cwd: str) -> Question:
     if call.kind == "fetch" and call.url:
         return Question("WebFetch", data or {"url": call.url}, [("WebFetch", {"url": call.url, "prompt": ""})])
     name = call.tool_name
-    return Question(name, data, [(name, data)])
+    # no raw input (Gemini's web_fetch): the dialog shows what the agent's other words say (its title)
+    return Question(name, data or call.row_input, [(name, data)])
 
 
 def pick_option(options: list[PermissionOption], allow: bool) -> str | None:
@@ -191,6 +194,8 @@ class PermissionAsker:
             agent.interrupt_turn()
             return cancelled()
         option = pick_option(options, allow=False)
+        if option is not None and only_aborts(options):
+            agent.ended_by_denial = True  # the agent ends its turn for this no: not an interruption
         return selected(option) if option is not None else cancelled()
 
     def _remember(self, question: Question) -> None:
