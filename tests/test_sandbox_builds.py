@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import sys
 import zipfile
 from pathlib import Path
@@ -67,7 +68,9 @@ async def run(canary, command: str, timeout_ms: int = 120_000):
 
 async def test_pip_installs_a_local_package_in_the_sandbox(builds):
     write_wheel(builds.proj / "wheels", 4242)
-    python = sys.executable
+    # the interpreter itself, not the venv's link to it: a checkout under /tmp (a CI's) holds the
+    # venv in the one place the sandbox replaces with a private /tmp
+    python = os.path.realpath(sys.executable)
     found = await run(
         builds,
         f"{python} -m pip install --no-index --find-links wheels --target deps "
