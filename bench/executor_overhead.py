@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui_app.agents.builtin import run_turn
+from tui_app.agents.builtin_agent import BuiltinAgent
 from tui_app.providers.scripted import Script, ScriptedModel
 from tui_app.runtime.contract import RawResult, StrictInput, ToolFlags, ToolSpec
 from tui_app.runtime.registry import ToolRegistry
@@ -68,8 +68,9 @@ def script(responses: int, per: int) -> Script:
 def vigil_session(responses: int, per: int, home: str) -> Session:
     registry = ToolRegistry()
     registry.register(NOOP)
-    return Session(agent=run_turn, cwd=home, model=ScriptedModel(script(responses, per), chunk_chars=1 << 20),
-                   registry=registry, log_path=Path(home) / f"{time.time_ns()}.jsonl", early_execution=False)
+    agent = BuiltinAgent(ScriptedModel(script(responses, per), chunk_chars=1 << 20))
+    return Session(agent=agent, cwd=home, registry=registry, log_path=Path(home) / f"{time.time_ns()}.jsonl",
+                   early_execution=False)
 
 
 async def vigil_run(responses: int, per: int, home: str, marks: list[float] | None = None,
