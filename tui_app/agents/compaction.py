@@ -174,6 +174,8 @@ class ContextAccount:
     messages_then: int = 0
     #: a turn in which automatic compaction failed does not try again (each try is a model request)
     failed_turn: str | None = None
+    #: (model, its context window), looked up once per model
+    _window: tuple[str, int] | None = field(default=None, repr=False, compare=False)
 
     def record(self, usage: Mapping[str, int], messages: int) -> None:
         total = usage_total(usage)
@@ -184,21 +186,30 @@ class ContextAccount:
         self.reported, self.messages_then = tokens_after, 1
 
     def tokens(self, host: Any) -> int:
-        messages = host.conversation.snapshot()
+        return self._tokens_of(host, host.conversation.snapshot())
+
+    def _tokens_of(self, host: Any, messages: list[Message]) -> int:
         if self.reported is None or self.messages_then > len(messages):
             # nothing counted yet (a resumed session): estimate the whole request
             return estimate_tokens(len(host.system_prompt) + tools_chars(host.tool_menu) + messages_chars(messages))
         return self.reported + estimate_tokens(messages_chars(messages[self.messages_then:]))
 
     def window(self, host: Any) -> int:
-        return self.settings.window_of(host.model.model)
+        model = host.model.model
+        known = self._window
+        if known is None or known[0] != model:  # looked up once per model: the check runs every step
+            known = self._window = (model, self.settings.window_of(model))
+        return known[1]
 
     def should_compact(self, host: Any, turn_id: str | None) -> bool:
+        """Before every model step, so it copies the conversation once (a snapshot with results
+        still pending builds new messages)."""
         if not self.settings.enabled or self.failed_turn == (turn_id or ""):
             return False
-        if len(host.conversation.snapshot()) <= 1:
+        messages = host.conversation.snapshot()
+        if len(messages) <= 1:
             return False  # a summary alone (or one prompt) cannot get any smaller
-        return self.tokens(host) >= self.settings.threshold * self.window(host)
+        return self._tokens_of(host, messages) >= self.settings.threshold * self.window(host)
 
 
 def account_of(host: Any) -> ContextAccount | None:
