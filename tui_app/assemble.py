@@ -344,13 +344,11 @@ def resume_target(options: SessionOptions, settings: dict[str, Any] | None) -> S
     from dataclasses import replace
 
     from tui_app.agents.registry import is_external
-    from tui_app.runtime.log.catalog import summarize, valid_session_id
-    from tui_app.runtime.log.paths import events_path, sessions_dir
+    from tui_app.runtime.log.catalog import summarize
+    from tui_app.runtime.log.paths import events_path
 
-    session_id = options.resume or ""
+    session_id = options.resume or ""  # resolved already (resume_where_it_ran): its log exists
     log = events_path(session_id)
-    if not valid_session_id(session_id) or not log.is_file():
-        raise SetupError(f"no recorded session {session_id!r} in {sessions_dir()} (see `vigil sessions`)")
     chosen = options.script or options.provider or options.model or (settings or {}).get("provider")
     recorded = summarize(session_id, log)
     if options.agent is None and is_external(recorded.provider, settings or {}):
@@ -370,31 +368,19 @@ def agent_name(options: SessionOptions, settings: dict[str, Any]) -> str:
     return options.agent or settings.get("agent") or BUILTIN
 
 
-def build_agent(options: SessionOptions, settings: dict[str, Any]) -> Agent:
-    """The session's agent, from the one registry of agents."""
+def build_agent(options: SessionOptions, settings: dict[str, Any], resume_id: str | None = None) -> Agent:
+    """The session's agent, from the one registry of agents; `resume_id`: an external agent's own
+    session to go on with."""
     from tui_app.agents.registry import AgentRequest, AgentSetupError, make_agent
 
     request = AgentRequest(
         name=agent_name(options, settings), settings=settings, model=options.model or "",
         command=options.agent_command, max_turns=options.max_turns,
-        resume_id=recorded_agent_session(options.resume) if options.resume else None,
-        model_client=lambda: build_model(options, settings))
+        resume_id=resume_id, model_client=lambda: build_model(options, settings))
     try:
         return make_agent(request)
     except AgentSetupError as exc:
         raise SetupError(str(exc)) from None
-
-
-def recorded_agent_session(session_id: str) -> str | None:
-    """The external agent's own session id, as the log last recorded it (for its --resume)."""
-    from tui_app.runtime.log.eventlog import read_events
-    from tui_app.runtime.log.paths import events_path
-
-    found = None
-    for event in read_events(events_path(session_id)).events:
-        if event.type == "AgentConnected" and event.agent_session_id:
-            found = event.agent_session_id
-    return found
 
 
 def session_profile(options: SessionOptions, loaded: LoadedSettings, values: dict[str, Any]) -> SessionProfile:
@@ -423,10 +409,11 @@ def notifications_enabled(values: dict[str, Any]) -> bool:
     return values.get("preferredNotifChannel") != "notifications_disabled"
 
 
-def resume_where_it_ran(options: SessionOptions) -> tuple[SessionOptions, list[Any]]:
+def resume_where_it_ran(options: SessionOptions) -> tuple[SessionOptions, list[Any], str | None]:
     """A resumed session goes on where it ran — its cwd (so its project's settings and rules), its
     working directories, its permission mode unless a flag names one — and says so when that is
-    not where the user is. bypassPermissions is never restored unasked."""
+    not where the user is. bypassPermissions is never restored unasked. Also returns the external
+    agent's own session id the log recorded."""
     from dataclasses import replace
 
     from tui_app.runtime.events import Warning
@@ -440,8 +427,8 @@ def resume_where_it_ran(options: SessionOptions) -> tuple[SessionOptions, list[A
         raise SetupError(str(exc)) from None
     options = replace(options, resume=session_id)
     point = resume_point(events_path(session_id))
-    if point is None:
-        return options, []
+    if not point.cwd:
+        return options, [], point.agent_session_id
     notes: list[Any] = []
     if not Path(point.cwd).is_dir():
         raise SetupError(f"session {session_id} ran in {point.cwd}, which is gone: it cannot go on there "
@@ -459,19 +446,20 @@ def resume_where_it_ran(options: SessionOptions) -> tuple[SessionOptions, list[A
         else:
             mode = point.permission_mode  # type: ignore[assignment]
     add_dirs = [*options.add_dirs, *(d for d in point.directories if d not in options.add_dirs and Path(d).is_dir())]
-    return replace(options, cwd=point.cwd, permission_mode=mode, add_dirs=add_dirs), notes
+    return replace(options, cwd=point.cwd, permission_mode=mode, add_dirs=add_dirs), notes, point.agent_session_id
 
 
 def build_session(options: SessionOptions, settings: dict[str, Any] | None = None) -> Session:
     resumed_notes: list[Any] = []
+    agent_session_id = None
     if options.resume:
-        options, resumed_notes = resume_where_it_ran(options)
+        options, resumed_notes, agent_session_id = resume_where_it_ran(options)
     cwd = check_cwd(options.cwd)
     loaded = load_options_settings(options)
     values = {**loaded.values, **(settings or {})}
     if options.resume:
         options = resume_target(options, values)
-    agent = build_agent(options, values)
+    agent = build_agent(options, values, resume_id=agent_session_id)
     if agent.capabilities.runs_claude_hooks:
         from dataclasses import replace
 

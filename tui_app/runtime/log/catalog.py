@@ -36,14 +36,16 @@ def resolve_session_id(given: str, root: Path | None = None) -> str:
     """The recorded session `given` names: its exact id, or the one id it is a unique prefix of
     (ids are long; `vigil replay 20261204-2007` is enough when only one starts so)."""
     root = root or sessions_dir()
-    if valid_session_id(given) and (root / given / "events.jsonl").is_file():
-        return given
     if not given or not valid_session_id(given):
-        raise UnknownSession(f"no recorded session {given!r} in {root} (see `vigil sessions`)")
-    try:
-        found = sorted(d.name for d in root.iterdir() if d.name.startswith(given) and (d / "events.jsonl").is_file())
-    except OSError:
         found = []
+    elif (root / given / "events.jsonl").is_file():
+        return given
+    else:
+        try:
+            found = sorted(d.name for d in root.iterdir()
+                           if d.name.startswith(given) and (d / "events.jsonl").is_file())
+        except OSError:
+            found = []
     if len(found) == 1:
         return found[0]
     if not found:
