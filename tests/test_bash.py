@@ -137,7 +137,8 @@ async def test_a_job_detached_from_the_output_is_left_running(bash_env):
     try:
         outcome = await bash(env, f"nohup sleep {mark} >/dev/null 2>&1 & echo ok")
         assert outcome.type == "ToolCallResult" and outcome.model_content == "ok\n"
-        assert len(with_marker(mark)) == 1
+        # the call may return before nohup has exec'd sleep: wait for the process itself
+        assert len(await wait_for_marker(mark)) == 1
     finally:
         kill_marked(mark)
 
